@@ -1,0 +1,21 @@
+/* The kernel registry. Adding a kernel: one file in kernels/ that defines a vb_kernel, and
+ * one line in the table below. */
+#include <stddef.h>
+
+#include "verify_attn.h"
+
+extern const vb_kernel vb_kernel_flash_paged;
+extern const vb_kernel vb_kernel_naive_gpu;
+extern const vb_kernel vb_kernel_sync_in_launch;
+
+const vb_kernel *const vb_kernels[] = {
+    &vb_kernel_flash_paged,
+    &vb_kernel_naive_gpu,
+};
+const size_t vb_kernel_count = sizeof vb_kernels / sizeof *vb_kernels;
+
+/* Not run by default: each exists to prove that a harness check can fail. */
+const vb_kernel *const vb_test_kernels[] = {
+    &vb_kernel_sync_in_launch,
+};
+const size_t vb_test_kernel_count = sizeof vb_test_kernels / sizeof *vb_test_kernels;

@@ -1,0 +1,145 @@
+// flash_paged: the seed's capture-safe verify kernel.
+//
+// Split-K flash attention with a fixed NSPLIT = 64: one thread block per (draft token,
+// head, split), each split a contiguous chunk of ceil(kv_len / 64) keys (splits past the
+// end exit at once), then a combine launch. Everything per batch is read in-kernel: the
+// prefix length from kv_indptr, draft-token KV through out_cache_loc, the mask through
+// mask_indptr. The grid depends only on the capture limits; split partials live in the
+// caller's workspace. Portable CUDA (sm_80 and up): no architecture-specific instructions.
+#include <cstdio>
+
+#include "verify_common.cuh"
+
+namespace {
+
+using namespace vb;
+
+constexpr int kSplits = 64;
+constexpr int kWarps = 4;
+
+struct Partials {
+    float *ml;  // [rows][kSplits][2]: running max (log2 domain) and sum
+    float *acc; // [rows][kSplits][d_v]: unnormalised output
+};
+
+__host__ __device__ inline Partials partials(void *ws, const vb_verify_params &p)
+{
+    size_t rows = (size_t)p.max_tokens * p.heads;
+    float *base = static_cast<float *>(ws);
+    return {base, base + rows * kSplits * 2};
+}
+
+__device__ inline int64_t chunk_of(int64_t keys) { return (keys + kSplits - 1) / kSplits; }
+
+__global__ void __launch_bounds__(kWarps * kWarp) split_kernel(vb_verify_params p, void *ws)
+{
+    const int64_t row = blockIdx.x, t = row / p.heads;
+    const int h = (int)(row % p.heads), split = blockIdx.y;
+    RowView r;
+    if (!view_row(p, t, r))
+        return;
+    const int64_t keys = r.P + r.T, chunk = chunk_of(keys);
+    const int64_t start = split * chunk, end = min(start + chunk, keys);
+    if (start >= end)
+        return; // an empty split: combine derives the same and skips it
+
+    QRow q;
+    load_q(p, t, h, q);
+    const float scale = p.sm_scale * kLog2e;
+    const int warp = threadIdx.x / kWarp;
+    float m = -CUDART_INF_F, l = 0.f, acc[2 * kMaxVPairsPerLane] = {};
+    for (int64_t j = start + warp; j < end; j += kWarps) {
+        if (!r.mask_row[j])
+            continue;
+        const uint16_t *kv = p.kv_buffer + key_slot(p, r, j) * p.stride_kv_slot;
+        float s = warp_dot_qk(q, kv, p.d_qk) * scale;
+        float m_new = fmaxf(m, s), corr = exp2f(m - m_new), w = exp2f(s - m_new);
+        l = l * corr + w;
+        warp_axpy_v(acc, corr, w, kv, p.d_v);
+        m = m_new;
+    }
+
+    // Merge the warps' partial softmaxes, then store this split's partial.
+    __shared__ float sm_m[kWarps], sm_l[kWarps], sm_acc[kWarps][kMaxDv];
+    const int lane = threadIdx.x % kWarp;
+    if (lane == 0)
+        sm_m[warp] = m, sm_l[warp] = l;
+#pragma unroll
+    for (int e = 0; e < 2 * kMaxVPairsPerLane; e++)
+        if (acc_dim(e) < p.d_v)
+            sm_acc[warp][acc_dim(e)] = acc[e];
+    __syncthreads();
+    float mx = -CUDART_INF_F;
+    for (int w = 0; w < kWarps; w++)
+        mx = fmaxf(mx, sm_m[w]);
+    float f[kWarps], lsum = 0.f;
+    for (int w = 0; w < kWarps; w++) {
+        f[w] = sm_l[w] > 0.f ? exp2f(sm_m[w] - mx) : 0.f;
+        lsum += sm_l[w] * f[w];
+    }
+    Partials part = partials(ws, p);
+    const size_t slot = (size_t)row * kSplits + split;
+    if (threadIdx.x == 0)
+        part.ml[2 * slot] = mx, part.ml[2 * slot + 1] = lsum;
+    for (int d = threadIdx.x; d < p.d_v; d += blockDim.x) {
+        float x = 0.f;
+        for (int w = 0; w < kWarps; w++)
+            x += f[w] * sm_acc[w][d];
+        part.acc[slot * p.d_v + d] = x;
+    }
+}
+
+__global__ void combine_kernel(vb_verify_params p, void *ws)
+{
+    const int64_t row = blockIdx.x, t = row / p.heads;
+    const int h = (int)(row % p.heads);
+    RowView r;
+    if (!view_row(p, t, r))
+        return;
+    const int64_t keys = r.P + r.T, chunk = chunk_of(keys);
+    const int used = (int)((keys + chunk - 1) / max(chunk, (int64_t)1));
+    Partials part = partials(ws, p);
+    const float *ml = part.ml + (size_t)row * kSplits * 2;
+    float mx = -CUDART_INF_F, lsum = 0.f;
+    for (int s = 0; s < used; s++)
+        mx = fmaxf(mx, ml[2 * s]);
+    for (int s = 0; s < used; s++)
+        lsum += ml[2 * s + 1] > 0.f ? ml[2 * s + 1] * exp2f(ml[2 * s] - mx) : 0.f;
+    __nv_bfloat16 *o = reinterpret_cast<__nv_bfloat16 *>(p.o + t * p.stride_o_token + h * p.stride_o_head);
+    const float *acc = part.acc + (size_t)row * kSplits * p.d_v;
+    for (int d = threadIdx.x; d < p.d_v; d += blockDim.x) {
+        float x = 0.f;
+        for (int s = 0; s < used; s++)
+            x += ml[2 * s + 1] > 0.f ? acc[(size_t)s * p.d_v + d] * exp2f(ml[2 * s] - mx) : 0.f;
+        o[d] = __float2bfloat16_rn(lsum > 0.f ? x / lsum : 0.f);
+    }
+    if (p.lse && threadIdx.x == 0)
+        p.lse[t * p.heads + h] = lsum > 0.f ? (mx + log2f(lsum)) * kLn2 : -CUDART_INF_F;
+}
+
+size_t workspace_bytes(const vb_verify_params *lim)
+{
+    return sizeof(float) * (size_t)lim->max_tokens * lim->heads * kSplits * (2 + (size_t)lim->d_v);
+}
+
+int unsupported(const vb_verify_params *p, char *why, size_t n) { return unsupported_shape(p, why, n); }
+
+cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
+{
+    const unsigned rows = (unsigned)((int64_t)p->max_tokens * p->heads);
+    if (rows == 0)
+        return cudaSuccess;
+    split_kernel<<<dim3(rows, kSplits), kWarps * kWarp, 0, stream>>>(*p, ws);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    combine_kernel<<<rows, 128, 0, stream>>>(*p, ws);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" const vb_kernel vb_kernel_flash_paged = {
+    "flash_paged",
+    "the seed's kernel: split-K (NSPLIT 64) flash attention, block per (token, head, split), combine",
+    80, 1, workspace_bytes, unsupported, launch};

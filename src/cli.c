@@ -1,0 +1,176 @@
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "version.h"
+
+static const char usage_text[] =
+    "usage: verifybench [options] FILE...             run scenarios (the main job)\n"
+    "       verifybench validate FILE...              parse and validate only\n"
+    "       verifybench list-kernels [--all]          print the kernel registry\n"
+    "       verifybench export --out DIR FILE...      write input bundles for scripts/triton_baseline.py\n"
+    "       verifybench report RESULTS.json [--baseline DUMP]  print a results file again\n"
+    "\n"
+    "Runs every registered speculative-decoding verify kernel on the scenarios in FILE...,\n"
+    "eagerly and through a captured CUDA graph, checks each output against a CPU oracle\n"
+    "(numeric tolerance and token-exact tree verification) and times it.\n"
+    "\n"
+    "options:\n"
+    "  -k, --kernel NAME      run this kernel (repeatable; default: every registered kernel)\n"
+    "  -f, --filter TEXT      run only scenarios whose name contains TEXT (repeatable)\n"
+    "      --json FILE        write the results as JSON (schema " "verifybench.results/1)\n"
+    "      --csv FILE         write the results as CSV\n"
+    "      --markdown FILE    write the results as a markdown table\n"
+    "      --format FMT       stdout format: table (default), markdown, csv or json\n"
+    "      --baseline DUMP    add speedups against a Triton baseline dump\n"
+    "      --require-gpu      exit 3 unless a usable GPU is present\n"
+    "      --no-gpu           skip the GPU stages even if a GPU is present\n"
+    "      --cpu-model        also run the CPU model of the split-K kernel (default: only without a GPU)\n"
+    "      --no-cpu-model     never run the CPU model\n"
+    "      --cold-l2 on|off   override the scenarios' timing.cold_l2\n"
+    "      --iterations N     override the scenarios' timing.iterations\n"
+    "      --verify-generator on the GPU, also generate inputs on the host and compare the bits\n"
+    "  -j, --threads N        CPU threads for the oracle and the checks (default: all CPUs)\n"
+    "  -o, --out DIR          export: where the bundles go\n"
+    "  -q, --quiet            no progress on stderr (also off when stderr is not a terminal)\n"
+    "  -h, --help             this help\n"
+    "  -V, --version          version and git commit\n"
+    "\n"
+    "exit codes:\n"
+    "  0  every check passed\n"
+    "  1  a correctness, capture or token-exact check failed\n"
+    "  2  bad input or usage (bad scenarios are reported and skipped; the rest still run)\n"
+    "  3  --require-gpu was given and no GPU is usable\n"
+    "  4  a CUDA runtime error\n"
+    "When several apply, the highest of 4, 1, 2 wins in that order.\n";
+
+static int parse_count(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "verifybench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'verifybench --help'.\n");
+    return VB_EXIT_INPUT;
+}
+
+enum {
+    OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
+    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL
+};
+
+static int take_option(vb_cli *cli, int c, const char *arg)
+{
+    switch (c) {
+    case 'k':
+        if (cli->n_kernels == VB_CLI_MAX) return usage_error("too many --kernel options%s", "");
+        cli->kernels[cli->n_kernels++] = arg;
+        return -1;
+    case 'f':
+        if (cli->n_filters == VB_CLI_MAX) return usage_error("too many --filter options%s", "");
+        cli->filters[cli->n_filters++] = arg;
+        return -1;
+    case 'j':
+        return parse_count(arg, 1, 4096, &cli->threads) ? usage_error("--threads wants 1 to 4096, got '%s'", arg) : -1;
+    case 'o': cli->out_dir = arg; return -1;
+    case 'q': cli->quiet = 1; return -1;
+    case OPT_JSON: cli->json_path = arg; return -1;
+    case OPT_CSV: cli->csv_path = arg; return -1;
+    case OPT_MD: cli->markdown_path = arg; return -1;
+    case OPT_BASELINE: cli->baseline_path = arg; return -1;
+    case OPT_REQUIRE_GPU: cli->require_gpu = 1; return -1;
+    case OPT_NO_GPU: cli->no_gpu = 1; return -1;
+    case OPT_CPU_MODEL: cli->cpu_model = 1; return -1;
+    case OPT_NO_CPU_MODEL: cli->cpu_model = 0; return -1;
+    case OPT_VERIFY_GEN: cli->verify_generator = 1; return -1;
+    case OPT_ALL: cli->all_kernels = 1; return -1;
+    case OPT_ITER:
+        return parse_count(arg, 1, 100000, &cli->iterations) ? usage_error("--iterations wants 1 to 100000, got '%s'", arg) : -1;
+    case OPT_COLD:
+        if (strcmp(arg, "on") && strcmp(arg, "off"))
+            return usage_error("--cold-l2 wants on or off, got '%s'", arg);
+        cli->cold_l2 = !strcmp(arg, "on");
+        return -1;
+    case OPT_FORMAT: {
+        static const char *const names[] = {"table", "markdown", "csv", "json"};
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(arg, names[i]))
+                return cli->format = (vb_format)i, -1;
+        return usage_error("--format wants table, markdown, csv or json, got '%s'", arg);
+    }
+    default: return usage_error("unknown option%s", "");
+    }
+}
+
+int vb_cli_parse(int argc, char **argv, vb_cli *cli)
+{
+    static const struct option longs[] = {
+        {"kernel", required_argument, 0, 'k'}, {"filter", required_argument, 0, 'f'},
+        {"threads", required_argument, 0, 'j'}, {"out", required_argument, 0, 'o'},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'},
+        {"json", required_argument, 0, OPT_JSON}, {"csv", required_argument, 0, OPT_CSV},
+        {"markdown", required_argument, 0, OPT_MD}, {"format", required_argument, 0, OPT_FORMAT},
+        {"baseline", required_argument, 0, OPT_BASELINE}, {"require-gpu", no_argument, 0, OPT_REQUIRE_GPU},
+        {"no-gpu", no_argument, 0, OPT_NO_GPU}, {"cpu-model", no_argument, 0, OPT_CPU_MODEL},
+        {"no-cpu-model", no_argument, 0, OPT_NO_CPU_MODEL}, {"cold-l2", required_argument, 0, OPT_COLD},
+        {"iterations", required_argument, 0, OPT_ITER}, {"verify-generator", no_argument, 0, OPT_VERIFY_GEN},
+        {"all", no_argument, 0, OPT_ALL}, {0, 0, 0, 0}};
+    static const char *const words[] = {"run", "list-kernels", "validate", "export", "report"};
+    memset(cli, 0, sizeof *cli);
+    cli->cpu_model = -1;
+    cli->cold_l2 = -1;
+    int first = 1;
+    if (argc > 1)
+        for (int i = 0; i < 5; i++)
+            if (!strcmp(argv[1], words[i]))
+                cli->command = (vb_command)i, first = 2;
+    optind = first;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":k:f:j:o:qhV", longs, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage_text, stdout);
+            return VB_EXIT_OK;
+        }
+        if (c == 'V') {
+            printf("verifybench %s (commit %s)\n", VB_VERSION, VB_GIT_COMMIT);
+            return VB_EXIT_OK;
+        }
+        if (c == '?')
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        if (c == ':')
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        int rc = take_option(cli, c, optarg);
+        if (rc >= 0)
+            return rc;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (cli->n_files == (int)(sizeof cli->files / sizeof *cli->files))
+            return usage_error("too many files%s", "");
+        cli->files[cli->n_files++] = argv[i];
+    }
+    if (cli->command == VB_CMD_LIST_KERNELS && cli->n_files)
+        return usage_error("list-kernels takes no files (got '%s')", cli->files[0]);
+    if (cli->command == VB_CMD_REPORT && cli->n_files != 1)
+        return usage_error("report wants exactly one results file%s", "");
+    if (cli->command == VB_CMD_EXPORT && !cli->out_dir)
+        return usage_error("export wants --out DIR%s", "");
+    if ((cli->command == VB_CMD_RUN || cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_EXPORT) &&
+        !cli->n_files)
+        return usage_error("no scenario files given (e.g. verifybench configs/*.json)%s", "");
+    if (cli->require_gpu && cli->no_gpu)
+        return usage_error("--require-gpu and --no-gpu contradict each other%s", "");
+    return -1;
+}

@@ -1,0 +1,475 @@
+/* verifybench: proves speculative-decoding verify kernels right, capture-safe and fast.
+ *
+ * The pipeline, per scenario:
+ *   scenario  (scenario.c: a validated JSON file, sweeps expanded)
+ *   -> inputs (inputs.c: SGLang's buffers; q and KV from cuRAND, on the GPU when present)
+ *   -> oracle (oracle/: naive, double precision) and the token verdict (verdict.c)
+ *   -> kernels: the CPU model, then every registered kernel eagerly and in a CUDA graph
+ *      replayed over the scenario's variants (gpu.c)
+ *   -> checks (checks.c) inside every run
+ *   -> report (report.c: table, JSON, CSV, markdown) and the exit code. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checks.h"
+#include "cli.h"
+#include "cpu_model.h"
+#include "gpu.h"
+#include "inputs.h"
+#include "oracle.h"
+#include "parallel.h"
+#include "progress.h"
+#include "report.h"
+#include "scenario.h"
+#include "verdict.h"
+#include "verify_attn.h"
+#include "version.h"
+#include "commands.h"
+
+typedef struct run_ctx {
+    const vb_cli *cli;
+    vb_results results;
+    vb_gpu *gpu;
+    const vb_kernel *kernels[64];
+    int n_kernels;
+    int cpu_model;
+    int bad_input;
+    int total, index;
+} run_ctx;
+
+/* One variant's inputs with everything they are checked against. */
+typedef struct prepared {
+    vb_instance in;
+    vb_oracle_out ref;
+    vb_verdict_ref vref;
+} prepared;
+
+static void prepared_free(prepared *p)
+{
+    vb_verdict_free(&p->vref);
+    vb_oracle_free(&p->ref);
+    vb_instance_free(&p->in);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* scenario -> inputs -> oracle -> verdict reference, for one variant. */
+static int prepare(run_ctx *x, const vb_scenario *s, const vb_variant *v, prepared *p, double *oracle_s,
+                   char *why, size_t n)
+{
+    int bucket = s->graph_enabled ? s->bucket : 0;
+    memset(p, 0, sizeof *p);
+    vb_progress(x->index, x->total, s->name, "inputs");
+    if (vb_instance_build(s, v, bucket, &p->in, why, n))
+        return -1;
+    int filled = x->gpu && !vb_gpu_dead(x->gpu)
+                     ? vb_gpu_fill_instance(x->gpu, &p->in, x->cli->verify_generator, why, n)
+                     : vb_instance_fill_host(&p->in, why, n);
+    if (filled) {
+        vb_instance_free(&p->in);
+        return -1;
+    }
+    vb_progress(x->index, x->total, s->name, "oracle");
+    double t0 = now_s();
+    vb_verify_params hp = vb_instance_params(&p->in);
+    if (vb_oracle_run(&hp, x->cli->threads, &p->ref) ||
+        vb_verdict_prepare(&p->in, &p->ref, v->accept_prob, v->seed, x->cli->threads, &p->vref)) {
+        snprintf(why, n, "out of host memory in the oracle");
+        prepared_free(p);
+        return -1;
+    }
+    if (oracle_s)
+        *oracle_s = now_s() - t0;
+    return 0;
+}
+
+static void describe(const vb_scenario *s, vb_scenario_info *i)
+{
+    memset(i, 0, sizeof *i);
+    snprintf(i->name, sizeof i->name, "%s", s->name);
+    snprintf(i->file, sizeof i->file, "%s", s->file);
+    i->batch = s->base.batch;
+    i->bucket = s->graph_enabled ? s->bucket : 0;
+    i->draft = s->base.tree.nodes;
+    i->heads = s->heads;
+    i->d_qk = vb_scenario_d_qk(s);
+    i->d_v = vb_scenario_d_v(s);
+    i->page_size = s->base.page_size;
+    i->n_replays = s->graph_enabled ? s->n_replays : 0;
+    snprintf(i->tree, sizeof i->tree, "%s", s->base.tree.label);
+    snprintf(i->prefix, sizeof i->prefix, "%s", s->base.prefix_label);
+    snprintf(i->layout, sizeof i->layout, "%s", vb_layout_name(s->base.layout));
+    const vb_index_dtypes *d = &s->dtypes;
+    snprintf(i->dtypes, sizeof i->dtypes, "kv_indptr=%s,kv_indices=%s,qo_indptr=%s,out_cache_loc=%s,mask_indptr=%s,custom_mask=%s",
+             vb_index_width_name(d->kv_indptr), vb_index_width_name(d->kv_indices), vb_index_width_name(d->qo_indptr),
+             vb_index_width_name(d->out_cache_loc), vb_index_width_name(d->mask_indptr), d->mask_is_bool ? "bool" : "uint8");
+    for (int b = 0; b < s->base.batch; b++)
+        i->total_prefix += s->base.prefix_len[b];
+    i->valid = 1;
+}
+
+static void summarise_oracle(vb_scenario_info *info, const prepared *p, double oracle_s)
+{
+    int64_t rows = p->in.live_tokens * p->in.heads;
+    double *pm = malloc(sizeof *pm * (size_t)(rows ? rows : 1));
+    if (pm && rows) {
+        memcpy(pm, p->ref.pmax, sizeof *pm * (size_t)rows);
+        qsort(pm, (size_t)rows, sizeof *pm, cmp_double);
+        info->pmax_median = pm[rows / 2];
+    }
+    free(pm);
+    info->oracle_s = oracle_s;
+    info->accepted_mean = vb_verdict_oracle_accept_mean(&p->vref);
+    info->num_slots = p->in.num_slots;
+    vb_instance_traffic(&p->in, p->in.live_batch, &info->bytes, &info->flops);
+}
+
+/* The CPU model of the split-K design, checked like any kernel. */
+static void run_cpu_model(run_ctx *x, int sidx, const prepared *p)
+{
+    vb_record *rec = vb_results_add_record(&x->results, sidx, "base", VB_CPU_MODEL_NAME, VB_MODE_CPU);
+    const vb_instance *in = &p->in;
+    int64_t cap = in->live_tokens + in->draft;
+    uint16_t *o = malloc(sizeof *o * (size_t)(cap * in->heads * in->d_v));
+    float *lse = malloc(sizeof *lse * (size_t)(cap * in->heads));
+    if (!o || !lse) {
+        rec->status = VB_ERROR;
+        snprintf(rec->message, sizeof rec->message, "out of host memory");
+    } else {
+        vb_poison_output(o, lse, cap, in->heads, in->d_v);
+        vb_verify_params hp = vb_instance_launch_params(in, in->live_batch);
+        hp.o = o, hp.lse = lse;
+        vb_cpu_model_run(&hp, VB_BUG_NONE, x->cli->threads);
+        vb_kernel_output out = {o, lse, in->live_tokens, cap};
+        rec->status = vb_check_output(in, &p->ref, &p->vref, &out, x->cli->threads, &rec->checks,
+                                      rec->message, sizeof rec->message);
+    }
+    free(o);
+    free(lse);
+}
+
+static vb_timing_spec timing_of(const run_ctx *x, const vb_scenario *s)
+{
+    vb_timing_spec t = s->timing;
+    if (x->cli->cold_l2 >= 0)
+        t.cold_l2 = x->cli->cold_l2;
+    if (x->cli->iterations)
+        t.iterations = x->cli->iterations;
+    return t;
+}
+
+static void skip_gpu_records(run_ctx *x, int sidx, const vb_scenario *s, const char *why)
+{
+    for (int k = 0; k < x->n_kernels; k++) {
+        vb_record *r = vb_results_add_record(&x->results, sidx, "base", x->kernels[k]->name, VB_MODE_EAGER);
+        snprintf(r->message, sizeof r->message, "%s", why);
+        if (!s->graph_enabled)
+            continue;
+        for (int v = 0; v <= s->n_replays; v++) {
+            r = vb_results_add_record(&x->results, sidx, v ? s->replays[v - 1].name : "base",
+                                      x->kernels[k]->name, VB_MODE_GRAPH);
+            snprintf(r->message, sizeof r->message, "%s", why);
+        }
+    }
+}
+
+/* Which kernels can run here at all; the rest get an "unsupported" record. */
+static int runnable(run_ctx *x, int sidx, const vb_kernel *k, const prepared *p, vb_mode mode, const char *variant)
+{
+    char why[200] = "";
+    vb_verify_params hp = vb_instance_params(&p->in);
+    int cc = vb_gpu_cc(x->gpu);
+    if (cc < k->min_cc)
+        snprintf(why, sizeof why, "needs sm_%d, this GPU is sm_%d", k->min_cc, cc);
+    else if (k->unsupported && k->unsupported(&hp, why, sizeof why))
+        ;
+    else
+        return 1;
+    vb_record *r = vb_results_add_record(&x->results, sidx, variant, k->name, mode);
+    r->status = VB_UNSUPPORTED;
+    snprintf(r->message, sizeof r->message, "%s", why);
+    return 0;
+}
+
+/* Too little GPU memory is bad input for this scenario: say so and skip the stage. */
+static int memory_ok(run_ctx *x, const vb_scenario *s, double need, const char *stage)
+{
+    double free_b = vb_gpu_free_bytes(x->gpu);
+    if (need <= free_b * 0.95)
+        return 1;
+    fprintf(stderr, "%s: batch: scenario '%s' needs %.1f GiB of GPU memory for the %s stage, %.1f GiB free\n",
+            s->file, s->name, need / 1073741824.0, stage, free_b / 1073741824.0);
+    x->bad_input = 1;
+    return 0;
+}
+
+static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const prepared *p)
+{
+    const vb_case c = {&p->in, &p->ref, &p->vref, timing_of(x, s), x->cli->threads};
+    const vb_kernel *ks[64];
+    vb_record *recs[64];
+    int nk = 0;
+    for (int k = 0; k < x->n_kernels; k++)
+        if (runnable(x, sidx, x->kernels[k], p, VB_MODE_EAGER, "base"))
+            ks[nk++] = x->kernels[k];
+    if (!nk || !memory_ok(x, s, vb_gpu_eager_bytes(&p->in, ks, nk), "eager"))
+        return;
+    for (int k = 0; k < nk; k++)
+        recs[k] = vb_results_add_record(&x->results, sidx, "base", ks[k]->name, VB_MODE_EAGER);
+    vb_progress(x->index, x->total, s->name, "eager");
+    vb_gpu_run_eager(x->gpu, ks, nk, &c, recs);
+}
+
+/* Graph mode: capture once, then replay the base and every replay variant, each written
+ * into the same static buffers. Takes the prepared base and frees what it builds. */
+static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const prepared *base)
+{
+    const vb_kernel *ks[64];
+    int nk = 0;
+    for (int k = 0; k < x->n_kernels; k++) {
+        if (runnable(x, sidx, x->kernels[k], base, VB_MODE_GRAPH, "base"))
+            ks[nk++] = x->kernels[k];
+    }
+    if (!nk || !memory_ok(x, s, vb_graph_bytes(s, ks, nk), "graph"))
+        return;
+    vb_graph_set *gs = vb_graph_create(x->gpu, s, ks, nk);
+    for (int v = 0; gs && v <= s->n_replays && !vb_gpu_dead(x->gpu); v++) {
+        prepared rp, *p = (prepared *)base;
+        const vb_variant *var = v ? &s->replays[v - 1] : &s->base;
+        char why[320];
+        vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
+        if (v && prepare(x, s, var, &rp, NULL, why, sizeof why)) {
+            fprintf(stderr, "%s: graph.replays[%d]: %s\n", s->file, v - 1, why);
+            x->bad_input = 1;
+            continue;
+        }
+        if (v)
+            p = &rp;
+        vb_record *recs[64];
+        for (int k = 0; k < nk; k++)
+            recs[k] = vb_results_add_record(&x->results, sidx, v ? var->name : "base", ks[k]->name, VB_MODE_GRAPH);
+        const vb_case c = {&p->in, &p->ref, &p->vref, timing_of(x, s), x->cli->threads};
+        vb_graph_replay(gs, &c, recs);
+        if (v)
+            prepared_free(&rp);
+    }
+    vb_graph_free(gs);
+}
+
+static void run_scenario(run_ctx *x, const vb_scenario *s)
+{
+    vb_scenario_info info;
+    describe(s, &info);
+    double host_need = vb_instance_estimate_bytes(s, &s->base, s->bucket) * 1.3;
+    double host_have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    prepared p;
+    double oracle_s = 0;
+    char why[320] = "";
+    if (host_need > host_have)
+        snprintf(why, sizeof why, "batch: needs %.1f GiB of host memory, this machine has %.1f GiB",
+                 host_need / 1073741824.0, host_have / 1073741824.0);
+    if (*why || prepare(x, s, &s->base, &p, &oracle_s, why, sizeof why)) {
+        info.valid = 0;
+        snprintf(info.message, sizeof info.message, "%s", why);
+        fprintf(stderr, "%s: %s\n", s->file, why);
+        vb_results_add_scenario(&x->results, &info);
+        x->bad_input = 1;
+        return;
+    }
+    summarise_oracle(&info, &p, oracle_s);
+    int sidx = vb_results_add_scenario(&x->results, &info);
+    if (x->cpu_model) {
+        vb_progress(x->index, x->total, s->name, VB_CPU_MODEL_NAME);
+        run_cpu_model(x, sidx, &p);
+    }
+    if (!x->gpu || vb_gpu_dead(x->gpu)) {
+        skip_gpu_records(x, sidx, s, x->gpu ? "skipped: an earlier CUDA error ended the GPU stages"
+                                            : "skipped: no usable GPU");
+    } else {
+        run_eager_all(x, s, sidx, &p);
+        if (s->graph_enabled && !vb_gpu_dead(x->gpu))
+            run_graph_all(x, s, sidx, &p);
+    }
+    prepared_free(&p);
+}
+
+/* --kernel names, or every registered kernel. Test kernels run only when named. */
+static int select_kernels(run_ctx *x)
+{
+    if (!x->cli->n_kernels) {
+        for (size_t i = 0; i < vb_kernel_count; i++)
+            x->kernels[x->n_kernels++] = vb_kernels[i];
+        return 0;
+    }
+    for (int n = 0; n < x->cli->n_kernels; n++) {
+        const vb_kernel *found = NULL;
+        for (size_t i = 0; i < vb_kernel_count && !found; i++)
+            if (!strcmp(vb_kernels[i]->name, x->cli->kernels[n]))
+                found = vb_kernels[i];
+        for (size_t i = 0; i < vb_test_kernel_count && !found; i++)
+            if (!strcmp(vb_test_kernels[i]->name, x->cli->kernels[n]))
+                found = vb_test_kernels[i];
+        if (!found) {
+            fprintf(stderr, "verifybench: --kernel: no kernel named '%s' (see verifybench list-kernels --all)\n",
+                    x->cli->kernels[n]);
+            return -1;
+        }
+        x->kernels[x->n_kernels++] = found;
+    }
+    return 0;
+}
+
+static void stamp_results(vb_results *r)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(r->version, sizeof r->version, "%s", VB_VERSION);
+    snprintf(r->commit, sizeof r->commit, "%s", VB_GIT_COMMIT);
+    r->cpus = vb_parallel_workers(0);
+}
+
+static int write_reports(const run_ctx *x)
+{
+    const vb_cli *cli = x->cli;
+    int rc = 0;
+    vb_report_print(stdout, cli->format, &x->results);
+    if (cli->json_path)
+        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &x->results);
+    if (cli->csv_path)
+        rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &x->results);
+    if (cli->markdown_path)
+        rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &x->results);
+    return rc;
+}
+
+static int exit_code(const run_ctx *x)
+{
+    int errors = 0;
+    for (int i = 0; i < x->results.n_records; i++)
+        errors += x->results.records[i].status == VB_ERROR;
+    if (errors || (x->gpu && vb_gpu_had_error(x->gpu)))
+        return VB_EXIT_CUDA;
+    if (vb_results_failures(&x->results))
+        return VB_EXIT_FAIL;
+    return x->bad_input ? VB_EXIT_INPUT : VB_EXIT_OK;
+}
+
+static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
+{
+    run_ctx x;
+    memset(&x, 0, sizeof x);
+    x.cli = cli;
+    x.bad_input = bad_input;
+    x.total = list->count;
+    vb_results_init(&x.results);
+    stamp_results(&x.results);
+    if (select_kernels(&x))
+        return VB_EXIT_INPUT;
+    if (cli->no_gpu)
+        snprintf(x.results.gpu.skipped_reason, sizeof x.results.gpu.skipped_reason, "--no-gpu");
+    else
+        x.gpu = vb_gpu_open(&x.results.gpu);
+    if (!x.gpu) {
+        vb_notice("no usable GPU (%s): skipping the GPU stages (device input generation, eager and "
+                  "CUDA-graph runs, timing); parsing, input generation, the oracle and the CPU checks still run",
+                  x.results.gpu.skipped_reason);
+        if (cli->require_gpu) {
+            vb_results_free(&x.results);
+            return VB_EXIT_NO_GPU;
+        }
+    }
+    x.cpu_model = cli->cpu_model >= 0 ? cli->cpu_model : x.gpu == NULL;
+    for (x.index = 0; x.index < list->count; x.index++)
+        run_scenario(&x, &list->items[x.index]);
+    vb_progress_done();
+    int rc = exit_code(&x);
+    if (write_reports(&x) && rc == VB_EXIT_OK)
+        rc = VB_EXIT_INPUT;
+    vb_gpu_close(x.gpu);
+    vb_results_free(&x.results);
+    return rc;
+}
+
+static int matches_filters(const vb_cli *cli, const char *name)
+{
+    if (!cli->n_filters)
+        return 1;
+    for (int i = 0; i < cli->n_filters; i++)
+        if (strstr(name, cli->filters[i]))
+            return 1;
+    return 0;
+}
+
+/* Loads every file; bad files are reported and skipped. Returns 1 if any input was bad. */
+static int load_scenarios(const vb_cli *cli, vb_scenario_list *out)
+{
+    int bad = 0;
+    vb_scenario_list all = {0};
+    for (int i = 0; i < cli->n_files; i++)
+        bad |= vb_scenario_load_file(cli->files[i], &all) != 0;
+    for (int i = 0; i < all.count; i++) {
+        vb_scenario *s = &all.items[i];
+        int dup = 0;
+        for (int j = 0; j < out->count; j++)
+            dup |= !strcmp(out->items[j].name, s->name);
+        if (dup) {
+            fprintf(stderr, "%s: name: '%s' is used by another scenario; names key every report\n", s->file, s->name);
+            bad = 1;
+        }
+        if (dup || !matches_filters(cli, s->name)) {
+            vb_scenario_free(s);
+            continue;
+        }
+        if (out->count == out->cap) {
+            out->cap = out->cap ? 2 * out->cap : 16;
+            out->items = realloc(out->items, sizeof *out->items * (size_t)out->cap);
+        }
+        out->items[out->count++] = *s;
+    }
+    free(all.items);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    vb_cli cli;
+    int rc = vb_cli_parse(argc, argv, &cli);
+    if (rc >= 0)
+        return rc;
+    vb_progress_init(cli.quiet);
+    switch (cli.command) {
+    case VB_CMD_LIST_KERNELS: return vb_cmd_list_kernels(&cli);
+    case VB_CMD_REPORT: return vb_cmd_report(&cli);
+    default: break;
+    }
+    vb_scenario_list list = {0};
+    int bad = load_scenarios(&cli, &list);
+    if (cli.command == VB_CMD_VALIDATE)
+        rc = vb_cmd_validate(&list, bad);
+    else if (cli.command == VB_CMD_EXPORT)
+        rc = vb_cmd_export(&cli, &list, bad);
+    else if (!list.count)
+        rc = (fprintf(stderr, "verifybench: no scenario to run\n"), VB_EXIT_INPUT);
+    else
+        rc = run(&cli, &list, bad);
+    vb_scenario_list_free(&list);
+    return rc;
+}

@@ -1,0 +1,21 @@
+/* Printers of the result model (table, markdown, CSV, JSON) and the JSON reader. */
+#ifndef VB_REPORT_H
+#define VB_REPORT_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "result.h"
+
+void vb_report_table(FILE *f, const vb_results *r);
+void vb_report_markdown(FILE *f, const vb_results *r);
+void vb_report_csv(FILE *f, const vb_results *r);
+int vb_report_json(FILE *f, const vb_results *r);
+/* Writes r to path in the given format; prints why and returns -1 on failure. */
+int vb_report_write(const char *path, vb_format fmt, const vb_results *r);
+void vb_report_print(FILE *f, vb_format fmt, const vb_results *r);
+
+/* Reads a results file written by vb_report_json. 0, or -1 with why. */
+int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_len);
+
+#endif

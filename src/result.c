@@ -1,0 +1,77 @@
+#include "result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[] = {"cpu", "eager", "graph"};
+static const char *const status_names[] = {"pass", "FAIL", "skipped", "unsupported", "ERROR"};
+
+const char *vb_mode_name(vb_mode m) { return mode_names[m]; }
+const char *vb_status_name(vb_status s) { return status_names[s]; }
+
+int vb_mode_parse(const char *s, vb_mode *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, mode_names[i]))
+            return *out = (vb_mode)i, 0;
+    return -1;
+}
+
+int vb_status_parse(const char *s, vb_status *out)
+{
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(s, status_names[i]))
+            return *out = (vb_status)i, 0;
+    return -1;
+}
+
+void vb_results_init(vb_results *r) { memset(r, 0, sizeof *r); }
+
+int vb_results_add_scenario(vb_results *r, const vb_scenario_info *info)
+{
+    if (r->n_scenarios == r->cap_scenarios) {
+        int cap = r->cap_scenarios ? 2 * r->cap_scenarios : 16;
+        vb_scenario_info *s = realloc(r->scenarios, sizeof *s * (size_t)cap);
+        if (!s)
+            return -1;
+        r->scenarios = s, r->cap_scenarios = cap;
+    }
+    r->scenarios[r->n_scenarios] = *info;
+    return r->n_scenarios++;
+}
+
+vb_record *vb_results_add_record(vb_results *r, int scenario, const char *variant, const char *kernel,
+                                 vb_mode mode)
+{
+    if (r->n_records == r->cap_records) {
+        int cap = r->cap_records ? 2 * r->cap_records : 64;
+        vb_record *x = realloc(r->records, sizeof *x * (size_t)cap);
+        if (!x)
+            return NULL;
+        r->records = x, r->cap_records = cap;
+    }
+    vb_record *rec = &r->records[r->n_records++];
+    memset(rec, 0, sizeof *rec);
+    rec->scenario = scenario;
+    snprintf(rec->variant, sizeof rec->variant, "%s", variant);
+    snprintf(rec->kernel, sizeof rec->kernel, "%s", kernel);
+    rec->mode = mode;
+    rec->status = VB_SKIPPED;
+    return rec;
+}
+
+void vb_results_free(vb_results *r)
+{
+    free(r->scenarios);
+    free(r->records);
+    memset(r, 0, sizeof *r);
+}
+
+int vb_results_failures(const vb_results *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_records; i++)
+        n += r->records[i].status == VB_FAIL;
+    return n;
+}

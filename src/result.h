@@ -1,0 +1,105 @@
+/* The result model: every outcome of a run is a record (scenario, variant, kernel, mode)
+ * with its checks and timings. Measurement fills it; printers (report.c) only format it. */
+#ifndef VB_RESULT_H
+#define VB_RESULT_H
+
+#include <stdint.h>
+
+#include "scenario.h"
+
+#define VB_RESULTS_SCHEMA "verifybench.results/1"
+
+typedef enum vb_mode { VB_MODE_CPU, VB_MODE_EAGER, VB_MODE_GRAPH } vb_mode;
+
+typedef enum vb_status {
+    VB_PASS,        /* every check passed (near-ties are reported, not failures) */
+    VB_FAIL,        /* a correctness, capture or token-exact check failed */
+    VB_SKIPPED,     /* not run: no GPU, or the GPU stages ended early */
+    VB_UNSUPPORTED, /* the kernel does not take this shape or this GPU */
+    VB_ERROR        /* a CUDA runtime error */
+} vb_status;
+
+typedef struct vb_checks {
+    int ran;
+    int64_t elements;       /* live output elements compared */
+    int64_t unwritten;      /* live or padding elements still holding the poison */
+    int64_t nonfinite;      /* NaN or Inf written into live or padding rows */
+    int64_t stray;          /* elements beyond the launch's rows that changed */
+    int64_t out_of_tol;
+    double max_abs_err;
+    double max_err_ratio;   /* max |err| / tol: below 1 passes */
+    double rel_l2;          /* ||o - ref|| / ||ref|| */
+    int64_t worst[4];       /* request, draft token, head, dim of the largest err/tol */
+    double lse_max_err;     /* NaN when the kernel writes no lse */
+    int64_t lse_bad;
+    int64_t rows, token_mismatches, near_ties;
+    int requests, paths_equal, paths_near_tie;
+    double accepted_mean;
+} vb_checks;
+
+typedef struct vb_timing {
+    int samples;            /* 0: not measured (fields empty in every report) */
+    double median_us, p10_us, p90_us;
+    double gbps, tflops;    /* from the minimal traffic and flop counts */
+    double bw_share, mma_share; /* of this run's measured ceilings; 0 if not measured */
+} vb_timing;
+
+typedef struct vb_record {
+    int scenario;           /* index into vb_results.scenarios */
+    char variant[VB_NAME_MAX];
+    char kernel[48];
+    vb_mode mode;
+    vb_status status;
+    char message[320];      /* why it failed, was skipped or errored */
+    vb_checks checks;
+    vb_timing hot, cold;
+} vb_record;
+
+typedef struct vb_scenario_info {
+    char name[VB_NAME_MAX];
+    char file[256];
+    int valid;              /* 0: rejected at build time; see message */
+    char message[320];
+    int batch, bucket, draft, heads, d_qk, d_v, page_size, n_replays;
+    char tree[48], prefix[48], layout[16], dtypes[96];
+    int64_t total_prefix, num_slots;
+    double bytes, flops;    /* minimal traffic and flops of the base step */
+    double oracle_s;        /* oracle wall time, base step */
+    double pmax_median;     /* median largest softmax weight of a row */
+    double accepted_mean;   /* oracle's mean accepted draft tokens per request */
+} vb_scenario_info;
+
+typedef struct vb_gpu_info {
+    int present;
+    char skipped_reason[256];
+    char name[128];
+    int cc_major, cc_minor, sms;
+    int64_t l2_bytes, mem_bytes;
+    int driver_version, runtime_version;
+    double read_gbps, mma_tflops;   /* ceilings measured in this run; 0 if not */
+} vb_gpu_info;
+
+typedef struct vb_results {
+    char version[32], commit[48], date[32], host[64];
+    int cpus;
+    vb_gpu_info gpu;
+    vb_scenario_info *scenarios;
+    int n_scenarios, cap_scenarios;
+    vb_record *records;
+    int n_records, cap_records;
+} vb_results;
+
+void vb_results_init(vb_results *r);
+int vb_results_add_scenario(vb_results *r, const vb_scenario_info *info);
+vb_record *vb_results_add_record(vb_results *r, int scenario, const char *variant, const char *kernel,
+                                 vb_mode mode);
+void vb_results_free(vb_results *r);
+/* Worst status over all records: what main() turns into the exit code. */
+int vb_results_failures(const vb_results *r);
+
+const char *vb_mode_name(vb_mode m);
+const char *vb_status_name(vb_status s);
+int vb_mode_parse(const char *s, vb_mode *out);
+int vb_status_parse(const char *s, vb_status *out);
+
+#endif
