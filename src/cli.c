@@ -31,9 +31,12 @@ static const char usage_text[] =
     "      --no-gpu           skip the GPU stages even if a GPU is present\n"
     "      --cpu-model        also run the CPU model of the split-K kernel (default: only without a GPU)\n"
     "      --no-cpu-model     never run the CPU model\n"
+    "      --cpu-model-bug B  plant a bug in the CPU model to see the checks fail: mask, slot, scale,\n"
+    "                         unwritten or stray (implies --cpu-model)\n"
     "      --cold-l2 on|off   override the scenarios' timing.cold_l2\n"
     "      --iterations N     override the scenarios' timing.iterations\n"
     "      --verify-generator on the GPU, also generate inputs on the host and compare the bits\n"
+    "      --no-ceilings      skip measuring the GPU's bandwidth and mma ceilings (e.g. under a sanitizer)\n"
     "  -j, --threads N        CPU threads for the oracle and the checks (default: all CPUs)\n"
     "  -o, --out DIR          export: where the bundles go\n"
     "  -q, --quiet            no progress on stderr (also off when stderr is not a terminal)\n"
@@ -68,7 +71,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
-    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL
+    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG
 };
 
 static int take_option(vb_cli *cli, int c, const char *arg)
@@ -96,6 +99,14 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     case OPT_NO_CPU_MODEL: cli->cpu_model = 0; return -1;
     case OPT_VERIFY_GEN: cli->verify_generator = 1; return -1;
     case OPT_ALL: cli->all_kernels = 1; return -1;
+    case OPT_NO_CEIL: cli->no_ceilings = 1; return -1;
+    case OPT_BUG: {
+        static const char *const bugs[] = {"none", "mask", "slot", "scale", "unwritten", "stray"};
+        for (int i = 1; i < 6; i++)
+            if (!strcmp(arg, bugs[i]))
+                return cli->cpu_model_bug = i, cli->cpu_model = 1, -1;
+        return usage_error("--cpu-model-bug wants mask, slot, scale, unwritten or stray, got '%s'", arg);
+    }
     case OPT_ITER:
         return parse_count(arg, 1, 100000, &cli->iterations) ? usage_error("--iterations wants 1 to 100000, got '%s'", arg) : -1;
     case OPT_COLD:
@@ -126,7 +137,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"no-gpu", no_argument, 0, OPT_NO_GPU}, {"cpu-model", no_argument, 0, OPT_CPU_MODEL},
         {"no-cpu-model", no_argument, 0, OPT_NO_CPU_MODEL}, {"cold-l2", required_argument, 0, OPT_COLD},
         {"iterations", required_argument, 0, OPT_ITER}, {"verify-generator", no_argument, 0, OPT_VERIFY_GEN},
-        {"all", no_argument, 0, OPT_ALL}, {0, 0, 0, 0}};
+        {"all", no_argument, 0, OPT_ALL}, {"no-ceilings", no_argument, 0, OPT_NO_CEIL},
+        {"cpu-model-bug", required_argument, 0, OPT_BUG}, {0, 0, 0, 0}};
     static const char *const words[] = {"run", "list-kernels", "validate", "export", "report"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;

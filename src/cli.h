@@ -30,6 +30,8 @@ typedef struct vb_cli {
     int cold_l2;           /* -1 as the scenario says, 0 off, 1 on */
     int iterations;        /* 0 as the scenario says */
     int verify_generator;
+    int no_ceilings;
+    int cpu_model_bug;     /* vb_cpu_bug planted in the CPU model: proves the checks fail */
 } vb_cli;
 
 /* Returns -1 to continue, else the exit code (help and version print and return 0). */

@@ -171,7 +171,7 @@ static void measure_ceilings(vb_gpu *g, vb_gpu_info *info)
         g->ceil.mma_tflops = info->mma_tflops = t.tflops;
 }
 
-vb_gpu *vb_gpu_open(vb_gpu_info *info)
+vb_gpu *vb_gpu_open(vb_gpu_info *info, int ceilings)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -189,7 +189,7 @@ vb_gpu *vb_gpu_open(vb_gpu_info *info)
     }
     g->cc = g->prop.major * 10 + g->prop.minor;
     g->flush_bytes = (size_t)g->prop.l2CacheSize * 2;
-    if (!CU(g, cudaMalloc(&g->flush, g->flush_bytes))) {
+    if (!CU(g, cudaMalloc(&g->flush, g->flush_bytes)) || !CU(g, cudaMemset(g->flush, 0, g->flush_bytes))) {
         snprintf(info->skipped_reason, sizeof info->skipped_reason, "%s", g->err);
         vb_gpu_close(g);
         return NULL;
@@ -203,7 +203,10 @@ vb_gpu *vb_gpu_open(vb_gpu_info *info)
     info->mem_bytes = (int64_t)g->prop.totalGlobalMem;
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
-    measure_ceilings(g, info);
+    if (ceilings)
+        measure_ceilings(g, info);
+    else /* still launch one kernel: a binary without code for this GPU fails here */
+        (void)(CU(g, vb_dev_read_probe(g->flush, 1, g->sink, 1, g->stream)) && CU(g, cudaStreamSynchronize(g->stream)));
     if (g->had_error) { /* e.g. no kernel image for this GPU: nothing else would run either */
         snprintf(info->skipped_reason, sizeof info->skipped_reason, "%s", g->err);
         info->present = 0;

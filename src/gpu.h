@@ -17,8 +17,8 @@
 typedef struct vb_gpu vb_gpu;
 
 /* Opens device 0. NULL when no GPU is usable, with the CUDA error text in
- * info->skipped_reason. Measures the read-bandwidth and bf16 mma ceilings. */
-vb_gpu *vb_gpu_open(vb_gpu_info *info);
+ * info->skipped_reason. With ceilings, measures the read-bandwidth and bf16 mma ceilings. */
+vb_gpu *vb_gpu_open(vb_gpu_info *info, int ceilings);
 void vb_gpu_close(vb_gpu *g);
 /* 1 once a sticky CUDA error has ended the GPU stages. */
 int vb_gpu_dead(const vb_gpu *g);

@@ -98,6 +98,16 @@ static int64_t *assign_pages(const vb_variant *v, int T, int64_t *first_page, in
     return order;
 }
 
+/* Whether a value this instance stores exceeds an int32 buffer that must hold it. */
+static int int32_overflow(const vb_index_dtypes *d, int64_t slots, int64_t sum_p, int64_t mask_bytes,
+                          int64_t tokens)
+{
+    const int64_t lim = INT32_MAX;
+    return (d->kv_indices == VB_I32 && slots > lim) || (d->out_cache_loc == VB_I32 && slots > lim) ||
+           (d->kv_indptr == VB_I32 && sum_p > lim) || (d->mask_indptr == VB_I32 && mask_bytes > lim) ||
+           (d->qo_indptr == VB_I32 && tokens > lim);
+}
+
 static int build_mask(vb_instance *in)
 {
     int T = in->draft;
@@ -143,6 +153,16 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
         sum_p += in->prefix_len[b];
         mask_bytes += (int64_t)T * (in->prefix_len[b] + T);
     }
+    int64_t used, free_pages;
+    count_pages(v, T, &used, &free_pages);
+    if (int32_overflow(&s->dtypes, (1 + used + free_pages) * v->page_size, sum_p, mask_bytes, in->tokens)) {
+        snprintf(why, why_len, "index_dtypes: an int32 buffer cannot hold this scenario's offsets "
+                 "(%lld slots, %lld prefix indices, %lld mask bytes): use int64",
+                 (long long)((1 + used + free_pages) * v->page_size), (long long)sum_p, (long long)mask_bytes);
+        free(first_page);
+        vb_instance_free(in);
+        return -1;
+    }
     int64_t *pages = assign_pages(v, T, first_page, &total_pages);
     if (!pages)
         goto oom;
@@ -184,10 +204,8 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     free(pages);
     free(first_page);
     first_page = NULL;
-    if (overflow || build_mask(in)) {
-        snprintf(why, why_len, "an int32 index buffer cannot hold this scenario's offsets "
-                 "(slots up to %lld, mask offsets up to %lld): use int64",
-                 (long long)in->num_slots, (long long)mask_bytes);
+    if (overflow || build_mask(in)) { /* int32_overflow() above rules this out */
+        snprintf(why, why_len, "internal: an index did not fit its buffer");
         free(owned);
         vb_instance_free(in);
         return -1;

@@ -155,7 +155,7 @@ static void run_cpu_model(run_ctx *x, int sidx, const prepared *p)
         vb_poison_output(o, lse, cap, in->heads, in->d_v);
         vb_verify_params hp = vb_instance_launch_params(in, in->live_batch);
         hp.o = o, hp.lse = lse;
-        vb_cpu_model_run(&hp, VB_BUG_NONE, x->cli->threads);
+        vb_cpu_model_run(&hp, (vb_cpu_bug)x->cli->cpu_model_bug, x->cli->threads);
         vb_kernel_output out = {o, lse, in->live_tokens, cap};
         rec->status = vb_check_output(in, &p->ref, &p->vref, &out, x->cli->threads, &rec->checks,
                                       rec->message, sizeof rec->message);
@@ -386,7 +386,7 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
     if (cli->no_gpu)
         snprintf(x.results.gpu.skipped_reason, sizeof x.results.gpu.skipped_reason, "--no-gpu");
     else
-        x.gpu = vb_gpu_open(&x.results.gpu);
+        x.gpu = vb_gpu_open(&x.results.gpu, !cli->no_ceilings);
     if (!x.gpu) {
         vb_notice("no usable GPU (%s): skipping the GPU stages (device input generation, eager and "
                   "CUDA-graph runs, timing); parsing, input generation, the oracle and the CPU checks still run",

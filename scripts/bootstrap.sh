@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs what a fresh Debian machine lacks (meson, ninja, pkg-config, cJSON) and builds
+# verifybench into build/. Safe to run again: it installs and configures only what is missing.
+# The CUDA toolkit (nvcc, cudart, cuRAND; 12.8 or newer for sm_120) must already be there.
+set -eu
+cd "$(dirname "$0")/.."
+
+missing=""
+command -v meson >/dev/null 2>&1 || missing="$missing meson"
+command -v ninja >/dev/null 2>&1 || missing="$missing ninja-build"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
+if [ -n "$missing" ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    echo "bootstrap: installing$missing"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1; then
+    if [ -x /usr/local/cuda/bin/nvcc ]; then
+        PATH=/usr/local/cuda/bin:$PATH
+        export PATH
+    else
+        echo "bootstrap: nvcc not found: install the CUDA toolkit (12.8 or newer builds sm_120)" >&2
+        exit 1
+    fi
+fi
+
+[ -f build/build.ninja ] || meson setup build --buildtype=release
+ninja -C build

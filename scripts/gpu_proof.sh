@@ -1,0 +1,64 @@
+#!/bin/sh
+# Builds verifybench on a GPU machine and proves it there, writing everything under OUTDIR:
+#   build            fat binary for sm_80, sm_90 and sm_120 (cuobjdump lists the ELF images)
+#   tiny             small scenarios with --verify-generator (host and GPU inputs bit-identical)
+#   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
+#   sanitize         compute-sanitizer memcheck, racecheck and initcheck on the small scenarios
+#   configs          every shipped scenario: results.json and summary.md
+# usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
+set -u
+out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
+shift
+stages=${*:-build tiny capture sanitize configs}
+mkdir -p "$out"
+bin=build-gpu/verifybench
+status=0
+
+note() { printf '%s\n' "$*" | tee -a "$out/proof.log"; }
+stage() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+
+if stage build; then
+    note "== build"
+    { [ -d build-gpu ] || meson setup build-gpu --buildtype=release; } >"$out/build.log" 2>&1 &&
+        ninja -C build-gpu >>"$out/build.log" 2>&1 || { note "build failed"; tail -30 "$out/build.log"; exit 4; }
+    cuobjdump --list-elf "$bin" | tee "$out/elf.txt"
+    for a in sm_80 sm_90 sm_120; do
+        grep -q "$a" "$out/elf.txt" && note "fat binary has $a" || { note "MISSING $a"; status=1; }
+    done
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+fi
+
+if stage tiny; then
+    note "== tiny scenarios, generator bits checked against the host"
+    "$bin" tests/data/tiny.json --verify-generator --cpu-model -q --json "$out/tiny.json" >"$out/tiny.txt" 2>&1
+    rc=$?; cat "$out/tiny.txt"; note "tiny: exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+
+if stage capture; then
+    note "== capture check must fail for a kernel that syncs inside its launch"
+    "$bin" tests/data/tiny.json -k sync_in_launch -q --no-ceilings >"$out/capture.txt" 2>&1
+    rc=$?; cat "$out/capture.txt"
+    if [ $rc -eq 1 ] && grep -q "FAIL.*sync_in_launch graph: not capture-safe" "$out/capture.txt"; then
+        note "capture: rejected as expected (exit 1)"
+    else
+        note "capture: NOT rejected (exit $rc)"; status=1
+    fi
+fi
+
+if stage sanitize; then
+    for tool in memcheck racecheck initcheck; do
+        note "== compute-sanitizer $tool"
+        compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" tests/data/tiny.json -q --no-ceilings \
+            --no-cpu-model >"$out/sanitize-$tool.txt" 2>&1
+        rc=$?; tail -3 "$out/sanitize-$tool.txt"; note "$tool: exit $rc"; [ $rc -eq 0 ] || status=1
+    done
+fi
+
+if stage configs; then
+    note "== every shipped scenario"
+    "$bin" configs/*.json --verify-generator -q --json "$out/results.json" --markdown "$out/summary.md" \
+        >"$out/configs.txt" 2>&1
+    rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+note "proof status: $status"
+exit $status

@@ -1,0 +1,86 @@
+/* The command line as a user runs it: help, version, sub-commands, and every exit code
+ * that can happen without a GPU (4, a CUDA runtime error, needs one). */
+#include "vbtest.h"
+
+#include <sys/wait.h>
+
+static const char *exe, *data;
+static char out[1 << 16], err[1 << 16];
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[got] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs verifybench with args (a shell fragment); returns its exit code. */
+static int vb(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >/tmp/vb_cli_out 2>/tmp/vb_cli_err", data, exe, args);
+    int rc = system(cmd);
+    slurp("/tmp/vb_cli_out", out, sizeof out);
+    slurp("/tmp/vb_cli_err", err, sizeof err);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    char full[512];
+    snprintf(full, sizeof full, "/tmp/%s", path);
+    FILE *f = fopen(full, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    exe = argc > 1 ? argv[1] : "build/verifybench";
+    data = getenv("VB_TEST_DATA") ? getenv("VB_TEST_DATA") : "tests/data";
+
+    CHECK(vb("--help") == 0 && strstr(out, "exit codes") && strstr(out, "list-kernels"));
+    CHECK(vb("list-kernels --help") == 0 && strstr(out, "usage:"));
+    CHECK(vb("--version") == 0 && !strncmp(out, "verifybench ", 12));
+    CHECK(vb("list-kernels") == 0 && strstr(out, "flash_paged") && strstr(out, "naive_gpu") && !strstr(out, "sync_in_launch"));
+    CHECK(vb("list-kernels --all") == 0 && strstr(out, "sync_in_launch") && strstr(out, "test only"));
+    CHECK(vb("--bogus tiny.json") == 2 && strstr(err, "unknown option '--bogus'"));
+    CHECK(vb("") == 2 && strstr(err, "no scenario files given"));
+    CHECK(vb("--iterations abc tiny.json") == 2 && strstr(err, "--iterations wants 1 to 100000, got 'abc'"));
+    CHECK(vb("-k no_such_kernel tiny.json -q") == 2 && strstr(err, "no kernel named 'no_such_kernel'"));
+    CHECK(vb("missing.json") == 2 && strstr(err, "missing.json: cannot open"));
+    CHECK(vb("validate tiny.json") == 0 && strstr(out, "2 scenarios valid"));
+
+    /* A bad file is reported and skipped; the good one still runs; the exit code is 2. */
+    write_file("vb_cli_bad.json", "{\"batch\": {\"size\": 2, \"prefx_len\": 5}}");
+    CHECK(vb("/tmp/vb_cli_bad.json tiny.json -q --no-gpu") == 2);
+    CHECK(strstr(err, "/tmp/vb_cli_bad.json: batch.prefx_len: unknown key (did you mean 'prefix_len'?)") != NULL);
+    CHECK(strstr(out, "tiny-chain") && strstr(out, "cpu_splitk") && strstr(out, "pass"));
+
+    /* Without a GPU the run still checks the CPU model, says why GPU stages are skipped,
+     * and exits 0; --require-gpu makes that exit 3. On a GPU machine, 3 cannot happen. */
+    int rc = vb("tiny.json -q --json /tmp/vb_cli.json --csv /tmp/vb_cli.csv");
+    if (strstr(err, "no usable GPU")) {
+        CHECK(rc == 0 && strstr(err, "skipping the GPU stages") && strstr(out, "skipped"));
+        CHECK(vb("tiny.json -q --require-gpu") == 3);
+    } else {
+        CHECK(rc == 0);
+    }
+    CHECK(vb("--no-gpu --require-gpu tiny.json") == 2);
+
+    /* report reads the JSON back and prints the same records. */
+    CHECK(vb("report /tmp/vb_cli.json") == 0 && strstr(out, "tiny-eagle-int32") && strstr(out, "cpu_splitk"));
+    CHECK(vb("report /tmp/vb_cli.csv") == 2 && strstr(err, "malformed JSON"));
+    slurp("/tmp/vb_cli.csv", out, sizeof out);
+    CHECK(!strncmp(out, "scenario,variant,kernel,mode,status", 35));
+
+    /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
+    CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
+    CHECK(vb("tiny.json /tmp/vb_cli_bad.json -q --no-gpu --cpu-model-bug scale") == 1);
+    CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug nonsense") == 2);
+    CHECK(vb("tiny.json -q --no-gpu --format csv") == 0 && !strncmp(out, "scenario,variant", 16));
+    CHECK(vb("tiny.json -q --no-gpu -f eagle") == 0 && !strstr(out, "tiny-chain") && strstr(out, "tiny-eagle"));
+    TEST_MAIN_END();
+}

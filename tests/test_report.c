@@ -1,0 +1,123 @@
+/* Reports: the JSON written is read back into the same model; CSV and markdown carry every
+ * record; empty timings stay empty (null) until a GPU fills them. */
+#include "vbtest.h"
+
+#include <math.h>
+
+#include "report.h"
+#include "result.h"
+
+static void fill(vb_results *r)
+{
+    vb_results_init(r);
+    snprintf(r->version, sizeof r->version, "0.1.0");
+    snprintf(r->commit, sizeof r->commit, "abc123");
+    snprintf(r->date, sizeof r->date, "2026-11-29T00:00:00Z");
+    r->cpus = 16;
+    r->gpu.present = 1;
+    snprintf(r->gpu.name, sizeof r->gpu.name, "NVIDIA H200");
+    r->gpu.cc_major = 9, r->gpu.sms = 132, r->gpu.read_gbps = 4400, r->gpu.mma_tflops = 640;
+    vb_scenario_info s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "bs8-200k");
+    snprintf(s.tree, sizeof s.tree, "ddtree9");
+    s.valid = 1, s.batch = 8, s.draft = 9, s.heads = 8, s.d_qk = 576, s.d_v = 512, s.bytes = 1.8e9, s.flops = 1e12;
+    s.pmax_median = 0.11, s.accepted_mean = 1.5;
+    int i = vb_results_add_scenario(r, &s);
+    snprintf(s.name, sizeof s.name, "broken");
+    s.valid = 0;
+    snprintf(s.message, sizeof s.message, "batch: too big");
+    vb_results_add_scenario(r, &s);
+    vb_record *a = vb_results_add_record(r, i, "base", "flash_paged", VB_MODE_EAGER);
+    a->status = VB_PASS;
+    a->checks.ran = 1, a->checks.max_err_ratio = 0.43, a->checks.requests = 8, a->checks.paths_equal = 8;
+    a->checks.near_ties = 2, a->checks.worst[2] = 5, a->checks.lse_max_err = 1e-5;
+    a->hot = (vb_timing){30, 1234.5, 1200.0, 1300.0, 1500.0, 0.8, 0.34, 0.001};
+    vb_record *b = vb_results_add_record(r, i, "ragged", "naive_gpu", VB_MODE_GRAPH);
+    b->status = VB_FAIL;
+    snprintf(b->message, sizeof b->message, "12 elements beyond tolerance, \"quoted\"");
+}
+
+static void test_json_round_trip(void)
+{
+    vb_results r, back;
+    fill(&r);
+    char path[] = "/tmp/vb_report_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    CHECK(vb_report_json(f, &r) == 0);
+    fclose(f);
+    char why[200];
+    CHECK(vb_results_read_json(path, &back, why, sizeof why) == 0);
+    CHECK(back.n_scenarios == 2 && back.n_records == 2);
+    CHECK(!strcmp(back.commit, "abc123") && !strcmp(back.gpu.name, "NVIDIA H200") && back.gpu.cc_major == 9);
+    CHECK(back.gpu.read_gbps == 4400 && back.cpus == 16);
+    CHECK(!strcmp(back.scenarios[0].tree, "ddtree9") && back.scenarios[0].d_qk == 576 && back.scenarios[0].valid);
+    CHECK(!back.scenarios[1].valid && !strcmp(back.scenarios[1].message, "batch: too big"));
+    const vb_record *a = &back.records[0], *b = &back.records[1];
+    CHECK(!strcmp(a->kernel, "flash_paged") && a->mode == VB_MODE_EAGER && a->status == VB_PASS);
+    CHECK(a->checks.ran && a->checks.max_err_ratio == 0.43 && a->checks.near_ties == 2 && a->checks.worst[2] == 5);
+    CHECK(a->hot.samples == 30 && a->hot.median_us == 1234.5 && a->hot.p90_us == 1300.0 && a->hot.bw_share == 0.34);
+    CHECK(a->cold.samples == 0);
+    CHECK(b->status == VB_FAIL && !strcmp(b->variant, "ragged") && strstr(b->message, "\"quoted\""));
+    CHECK(!b->checks.ran && b->hot.samples == 0);
+    vb_results_free(&back);
+    /* Unmeasured timings are null in the file, not zero. */
+    f = fopen(path, "r");
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "\"median_us\":\tnull") != NULL && strstr(buf, "\"schema\":\t\"verifybench.results/1\""));
+    remove(path);
+    /* Not a results file. */
+    f = fopen(path, "w");
+    fputs("{\"schema\": \"other\"}", f);
+    fclose(f);
+    CHECK(vb_results_read_json(path, &back, why, sizeof why) == -1 && strstr(why, "not a verifybench.results/1"));
+    remove(path);
+    vb_results_free(&r);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_text_formats(void)
+{
+    vb_results r;
+    fill(&r);
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    vb_report_csv(f, &r);
+    fclose(f);
+    CHECK(count_lines(buf) == 3 && !strncmp(buf, "scenario,variant,kernel,mode,status", 35));
+    CHECK(strstr(buf, "\"12 elements beyond tolerance, \"\"quoted\"\"\"") != NULL); /* CSV quoting */
+    CHECK(strstr(buf, ",1234.5,1200,1300,30,") != NULL);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    vb_report_markdown(f, &r);
+    fclose(f);
+    CHECK(strstr(buf, "| scenario | variant |") && strstr(buf, "| bs8-200k | base | flash_paged | eager | pass |"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    vb_report_table(f, &r);
+    fclose(f);
+    CHECK(strstr(buf, "1234.5 (1200.0-1300.0)") && strstr(buf, "8/8 paths, 2 ties"));
+    CHECK(strstr(buf, "FAIL bs8-200k/ragged naive_gpu graph: 12 elements") && strstr(buf, "invalid: broken: batch: too big"));
+    CHECK(strstr(buf, "2 records: 1 pass, 1 FAIL"));
+    free(buf);
+    vb_results_free(&r);
+}
+
+int main(void)
+{
+    test_json_round_trip();
+    test_text_formats();
+    TEST_MAIN_END();
+}
