@@ -5,11 +5,16 @@
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
 #   sanitize         compute-sanitizer memcheck, racecheck and initcheck on the small scenarios
 #   configs          every shipped scenario: results.json and summary.md
+#   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
+#                    (triton_baseline.json), and the speedup table (speedup.md, speedup.csv)
+#   tests            the meson test suites, on this machine too
+# Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
 # usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
 set -u
 out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
 shift
-stages=${*:-build tiny capture sanitize configs}
+stages=${*:-build tiny capture sanitize configs baseline tests}
+bundles=${BUNDLE_DIR:-/tmp/verifybench-bundles}
 mkdir -p "$out"
 bin=build-gpu/verifybench
 status=0
@@ -60,5 +65,27 @@ if stage configs; then
         >"$out/configs.txt" 2>&1
     rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
+if stage baseline; then
+    note "== Triton baseline on the same inputs"
+    rm -rf "$bundles"
+    "$bin" export --out "$bundles" configs/*.json -q >"$out/export.txt" 2>&1 || { note "export failed"; status=1; }
+    PYTHONUNBUFFERED=1 python3 scripts/triton_baseline.py "$bundles" --out "$out/triton_baseline.json" \
+        >"$out/triton.txt" 2>&1
+    rc=$?; tail -5 "$out/triton.txt"; note "triton baseline: exit $rc"; [ $rc -eq 0 ] || status=1
+    "$bin" report "$out/results.json" --baseline "$out/triton_baseline.json" --speedup "$out/speedup.md" \
+        >"$out/report.txt" 2>&1 && "$bin" report "$out/results.json" --baseline "$out/triton_baseline.json" \
+        --speedup "$out/speedup.csv" >/dev/null 2>&1
+    rc=$?; grep -A40 "speedup against" "$out/report.txt" | tail -40; note "speedup: exit $rc"; [ $rc -eq 0 ] || status=1
+    rm -rf "$bundles"
+fi
+
+if stage tests; then
+    note "== meson test"
+    meson test -C build-gpu --print-errorlogs >"$out/tests.txt" 2>&1
+    rc=$?; grep -E "^ *[0-9]+/[0-9]+ " "$out/tests.txt" | tee -a "$out/proof.log"; note "tests: exit $rc"
+    [ $rc -eq 0 ] || status=1
+fi
+
 note "proof status: $status"
+(cd "$out" && tar czf logs.tgz ./*.txt ./*.log tiny.json 2>/dev/null && rm -f ./*.txt build.log tiny.json)
 exit $status

@@ -26,7 +26,8 @@ static const char usage_text[] =
     "      --csv FILE         write the results as CSV\n"
     "      --markdown FILE    write the results as a markdown table\n"
     "      --format FMT       stdout format: table (default), markdown, csv or json\n"
-    "      --baseline DUMP    add speedups against a Triton baseline dump\n"
+    "      --baseline DUMP    add the speedup table against a Triton baseline dump\n"
+    "      --speedup FILE     with --baseline, also write the speedup table (.md markdown, .csv CSV)\n"
     "      --require-gpu      exit 3 unless a usable GPU is present\n"
     "      --no-gpu           skip the GPU stages even if a GPU is present\n"
     "      --cpu-model        also run the CPU model of the split-K kernel (default: only without a GPU)\n"
@@ -71,7 +72,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
-    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG
+    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG, OPT_SPEEDUP
 };
 
 static int take_option(vb_cli *cli, int c, const char *arg)
@@ -93,6 +94,7 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     case OPT_CSV: cli->csv_path = arg; return -1;
     case OPT_MD: cli->markdown_path = arg; return -1;
     case OPT_BASELINE: cli->baseline_path = arg; return -1;
+    case OPT_SPEEDUP: cli->speedup_path = arg; return -1;
     case OPT_REQUIRE_GPU: cli->require_gpu = 1; return -1;
     case OPT_NO_GPU: cli->no_gpu = 1; return -1;
     case OPT_CPU_MODEL: cli->cpu_model = 1; return -1;
@@ -138,7 +140,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"no-cpu-model", no_argument, 0, OPT_NO_CPU_MODEL}, {"cold-l2", required_argument, 0, OPT_COLD},
         {"iterations", required_argument, 0, OPT_ITER}, {"verify-generator", no_argument, 0, OPT_VERIFY_GEN},
         {"all", no_argument, 0, OPT_ALL}, {"no-ceilings", no_argument, 0, OPT_NO_CEIL},
-        {"cpu-model-bug", required_argument, 0, OPT_BUG}, {0, 0, 0, 0}};
+        {"cpu-model-bug", required_argument, 0, OPT_BUG}, {"speedup", required_argument, 0, OPT_SPEEDUP},
+        {0, 0, 0, 0}};
     static const char *const words[] = {"run", "list-kernels", "validate", "export", "report"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;
@@ -182,6 +185,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
     if ((cli->command == VB_CMD_RUN || cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_EXPORT) &&
         !cli->n_files)
         return usage_error("no scenario files given (e.g. verifybench configs/*.json)%s", "");
+    if (cli->speedup_path && !cli->baseline_path)
+        return usage_error("--speedup needs --baseline DUMP%s", "");
     if (cli->require_gpu && cli->no_gpu)
         return usage_error("--require-gpu and --no-gpu contradict each other%s", "");
     return -1;

@@ -23,7 +23,7 @@ typedef struct vb_cli {
     int n_kernels;
     const char *filters[VB_CLI_MAX];
     int n_filters;
-    const char *json_path, *csv_path, *markdown_path, *baseline_path, *out_dir;
+    const char *json_path, *csv_path, *markdown_path, *baseline_path, *speedup_path, *out_dir;
     vb_format format;
     int quiet, require_gpu, no_gpu, threads, all_kernels;
     int cpu_model;         /* -1 auto (only without a GPU), 0 off, 1 on */

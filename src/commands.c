@@ -3,6 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "baseline.h"
+#include "bundle.h"
+#include "prepare.h"
+#include "progress.h"
 #include "report.h"
 #include "verify_attn.h"
 
@@ -37,9 +41,15 @@ int vb_cmd_validate(const vb_scenario_list *list, int bad_input)
 int vb_cmd_report(const vb_cli *cli)
 {
     vb_results r;
+    vb_baseline b = {0};
     char why[200];
     if (vb_results_read_json(cli->files[0], &r, why, sizeof why)) {
         fprintf(stderr, "%s: %s\n", cli->files[0], why);
+        return VB_EXIT_INPUT;
+    }
+    if (cli->baseline_path && vb_baseline_read(cli->baseline_path, &b, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", cli->baseline_path, why);
+        vb_results_free(&r);
         return VB_EXIT_INPUT;
     }
     vb_report_print(stdout, cli->format, &r);
@@ -50,13 +60,34 @@ int vb_cmd_report(const vb_cli *cli)
         rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &r) ? VB_EXIT_INPUT : 0;
     if (cli->json_path)
         rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &r) ? VB_EXIT_INPUT : 0;
+    if (cli->baseline_path)
+        rc |= vb_speedup_outputs(cli, &r, &b) ? VB_EXIT_INPUT : 0;
+    vb_baseline_free(&b);
     vb_results_free(&r);
     return rc;
 }
 
+/* Bundles are built on the host (the same bits the GPU generator gives) for the live batch. */
 int vb_cmd_export(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
 {
-    (void)cli, (void)list, (void)bad_input;
-    fprintf(stderr, "verifybench: export: not implemented yet\n");
-    return VB_EXIT_INPUT;
+    int rc = bad_input ? VB_EXIT_INPUT : VB_EXIT_OK;
+    for (int i = 0; i < list->count; i++) {
+        const vb_scenario *s = &list->items[i];
+        vb_prepared p;
+        char why[320], sub[VB_NAME_MAX + 8];
+        vb_progress(i, list->count, s->name, "export");
+        if (vb_prepare(s, &s->base, 0, NULL, 0, cli->threads, &p, why, sizeof why) ||
+            (vb_bundle_write(cli->out_dir, s, &p, why, sizeof why) && (vb_prepared_free(&p), 1))) {
+            vb_progress_done();
+            fprintf(stderr, "%s: %s: %s\n", s->file, s->name, why);
+            rc = VB_EXIT_INPUT;
+            continue;
+        }
+        vb_bundle_dirname(s->name, sub, sizeof sub);
+        double mib = (double)(p.in.num_slots * p.in.d_qk * 2 + p.in.mask_bytes) / 1048576.0;
+        vb_progress_done();
+        printf("%s -> %s/%s (%.1f MiB)\n", s->name, cli->out_dir, sub, mib);
+        vb_prepared_free(&p);
+    }
+    return rc;
 }

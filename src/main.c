@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "checks.h"
 #include "cli.h"
 #include "cpu_model.h"
@@ -30,9 +31,11 @@
 #include "verify_attn.h"
 #include "version.h"
 #include "commands.h"
+#include "prepare.h"
 
 typedef struct run_ctx {
     const vb_cli *cli;
+    vb_baseline baseline;   /* --baseline, read before anything runs */
     vb_results results;
     vb_gpu *gpu;
     const vb_kernel *kernels[64];
@@ -42,27 +45,6 @@ typedef struct run_ctx {
     int total, index;
 } run_ctx;
 
-/* One variant's inputs with everything they are checked against. */
-typedef struct prepared {
-    vb_instance in;
-    vb_oracle_out ref;
-    vb_verdict_ref vref;
-} prepared;
-
-static void prepared_free(prepared *p)
-{
-    vb_verdict_free(&p->vref);
-    vb_oracle_free(&p->ref);
-    vb_instance_free(&p->in);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -70,33 +52,11 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* scenario -> inputs -> oracle -> verdict reference, for one variant. */
-static int prepare(run_ctx *x, const vb_scenario *s, const vb_variant *v, prepared *p, double *oracle_s,
-                   char *why, size_t n)
+static int prepare(run_ctx *x, const vb_scenario *s, const vb_variant *v, vb_prepared *p, char *why, size_t n)
 {
-    int bucket = s->graph_enabled ? s->bucket : 0;
-    memset(p, 0, sizeof *p);
-    vb_progress(x->index, x->total, s->name, "inputs");
-    if (vb_instance_build(s, v, bucket, &p->in, why, n))
-        return -1;
-    int filled = x->gpu && !vb_gpu_dead(x->gpu)
-                     ? vb_gpu_fill_instance(x->gpu, &p->in, x->cli->verify_generator, why, n)
-                     : vb_instance_fill_host(&p->in, why, n);
-    if (filled) {
-        vb_instance_free(&p->in);
-        return -1;
-    }
-    vb_progress(x->index, x->total, s->name, "oracle");
-    double t0 = now_s();
-    vb_verify_params hp = vb_instance_params(&p->in);
-    if (vb_oracle_run(&hp, x->cli->threads, &p->ref) ||
-        vb_verdict_prepare(&p->in, &p->ref, v->accept_prob, v->seed, x->cli->threads, &p->vref)) {
-        snprintf(why, n, "out of host memory in the oracle");
-        prepared_free(p);
-        return -1;
-    }
-    if (oracle_s)
-        *oracle_s = now_s() - t0;
-    return 0;
+    vb_progress(x->index, x->total, s->name, v == &s->base ? "inputs and oracle" : v->name);
+    return vb_prepare(s, v, s->graph_enabled ? s->bucket : 0, x->gpu, x->cli->verify_generator, x->cli->threads, p,
+                      why, n);
 }
 
 static void describe(const vb_scenario *s, vb_scenario_info *i)
@@ -124,7 +84,7 @@ static void describe(const vb_scenario *s, vb_scenario_info *i)
     i->valid = 1;
 }
 
-static void summarise_oracle(vb_scenario_info *info, const prepared *p, double oracle_s)
+static void summarise_oracle(vb_scenario_info *info, const vb_scenario *s, const vb_prepared *p)
 {
     int64_t rows = p->in.live_tokens * p->in.heads;
     double *pm = malloc(sizeof *pm * (size_t)(rows ? rows : 1));
@@ -134,14 +94,15 @@ static void summarise_oracle(vb_scenario_info *info, const prepared *p, double o
         info->pmax_median = pm[rows / 2];
     }
     free(pm);
-    info->oracle_s = oracle_s;
+    info->oracle_s = p->oracle_s;
+    vb_shape_key(&p->in, s, info->shape_key, sizeof info->shape_key);
     info->accepted_mean = vb_verdict_oracle_accept_mean(&p->vref);
     info->num_slots = p->in.num_slots;
     vb_instance_traffic(&p->in, p->in.live_batch, &info->bytes, &info->flops);
 }
 
 /* The CPU model of the split-K design, checked like any kernel. */
-static void run_cpu_model(run_ctx *x, int sidx, const prepared *p)
+static void run_cpu_model(run_ctx *x, int sidx, const vb_prepared *p)
 {
     vb_record *rec = vb_results_add_record(&x->results, sidx, "base", VB_CPU_MODEL_NAME, VB_MODE_CPU);
     const vb_instance *in = &p->in;
@@ -190,7 +151,7 @@ static void skip_gpu_records(run_ctx *x, int sidx, const vb_scenario *s, const c
 }
 
 /* Which kernels can run here at all; the rest get an "unsupported" record. */
-static int runnable(run_ctx *x, int sidx, const vb_kernel *k, const prepared *p, vb_mode mode, const char *variant)
+static int runnable(run_ctx *x, int sidx, const vb_kernel *k, const vb_prepared *p, vb_mode mode, const char *variant)
 {
     char why[200] = "";
     vb_verify_params hp = vb_instance_params(&p->in);
@@ -219,7 +180,7 @@ static int memory_ok(run_ctx *x, const vb_scenario *s, double need, const char *
     return 0;
 }
 
-static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const prepared *p)
+static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_prepared *p)
 {
     const vb_case c = {&p->in, &p->ref, &p->vref, timing_of(x, s), x->cli->threads};
     const vb_kernel *ks[64];
@@ -238,7 +199,7 @@ static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const prep
 
 /* Graph mode: capture once, then replay the base and every replay variant, each written
  * into the same static buffers. Takes the prepared base and frees what it builds. */
-static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const prepared *base)
+static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_prepared *base)
 {
     const vb_kernel *ks[64];
     int nk = 0;
@@ -250,11 +211,11 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const prep
         return;
     vb_graph_set *gs = vb_graph_create(x->gpu, s, ks, nk);
     for (int v = 0; gs && v <= s->n_replays && !vb_gpu_dead(x->gpu); v++) {
-        prepared rp, *p = (prepared *)base;
+        vb_prepared rp, *p = (vb_prepared *)base;
         const vb_variant *var = v ? &s->replays[v - 1] : &s->base;
         char why[320];
         vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
-        if (v && prepare(x, s, var, &rp, NULL, why, sizeof why)) {
+        if (v && prepare(x, s, var, &rp, why, sizeof why)) {
             fprintf(stderr, "%s: graph.replays[%d]: %s\n", s->file, v - 1, why);
             x->bad_input = 1;
             continue;
@@ -267,7 +228,7 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const prep
         const vb_case c = {&p->in, &p->ref, &p->vref, timing_of(x, s), x->cli->threads};
         vb_graph_replay(gs, &c, recs);
         if (v)
-            prepared_free(&rp);
+            vb_prepared_free(&rp);
     }
     vb_graph_free(gs);
 }
@@ -278,13 +239,12 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
     describe(s, &info);
     double host_need = vb_instance_estimate_bytes(s, &s->base, s->bucket) * 1.3;
     double host_have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    prepared p;
-    double oracle_s = 0;
+    vb_prepared p;
     char why[320] = "";
     if (host_need > host_have)
         snprintf(why, sizeof why, "batch: needs %.1f GiB of host memory, this machine has %.1f GiB",
                  host_need / 1073741824.0, host_have / 1073741824.0);
-    if (*why || prepare(x, s, &s->base, &p, &oracle_s, why, sizeof why)) {
+    if (*why || prepare(x, s, &s->base, &p, why, sizeof why)) {
         info.valid = 0;
         snprintf(info.message, sizeof info.message, "%s", why);
         fprintf(stderr, "%s: %s\n", s->file, why);
@@ -292,7 +252,7 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
         x->bad_input = 1;
         return;
     }
-    summarise_oracle(&info, &p, oracle_s);
+    summarise_oracle(&info, s, &p);
     int sidx = vb_results_add_scenario(&x->results, &info);
     if (x->cpu_model) {
         vb_progress(x->index, x->total, s->name, VB_CPU_MODEL_NAME);
@@ -306,7 +266,7 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
         if (s->graph_enabled && !vb_gpu_dead(x->gpu))
             run_graph_all(x, s, sidx, &p);
     }
-    prepared_free(&p);
+    vb_prepared_free(&p);
 }
 
 /* --kernel names, or every registered kernel. Test kernels run only when named. */
@@ -357,6 +317,8 @@ static int write_reports(const run_ctx *x)
         rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &x->results);
     if (cli->markdown_path)
         rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &x->results);
+    if (cli->baseline_path)
+        rc |= vb_speedup_outputs(cli, &x->results, &x->baseline);
     return rc;
 }
 
@@ -381,8 +343,13 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
     x.total = list->count;
     vb_results_init(&x.results);
     stamp_results(&x.results);
+    char why[200];
     if (select_kernels(&x))
         return VB_EXIT_INPUT;
+    if (cli->baseline_path && vb_baseline_read(cli->baseline_path, &x.baseline, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", cli->baseline_path, why);
+        return VB_EXIT_INPUT;
+    }
     if (cli->no_gpu)
         snprintf(x.results.gpu.skipped_reason, sizeof x.results.gpu.skipped_reason, "--no-gpu");
     else
@@ -393,6 +360,7 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
                   x.results.gpu.skipped_reason);
         if (cli->require_gpu) {
             vb_results_free(&x.results);
+            vb_baseline_free(&x.baseline);
             return VB_EXIT_NO_GPU;
         }
     }
@@ -405,6 +373,7 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
         rc = VB_EXIT_INPUT;
     vb_gpu_close(x.gpu);
     vb_results_free(&x.results);
+    vb_baseline_free(&x.baseline);
     return rc;
 }
 

@@ -258,6 +258,7 @@ static cJSON *scenario_json(const vb_results *r, int s)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", i->name);
     cJSON_AddStringToObject(o, "file", i->file);
+    cJSON_AddStringToObject(o, "shape_key", i->shape_key);
     cJSON_AddBoolToObject(o, "valid", i->valid);
     cJSON_AddStringToObject(o, "message", i->message);
     cJSON *sh = cJSON_AddObjectToObject(o, "shape");
@@ -428,6 +429,7 @@ static void read_scenario(const cJSON *s, vb_results *r)
     memset(&i, 0, sizeof i);
     jstr(s, "name", i.name, sizeof i.name);
     jstr(s, "file", i.file, sizeof i.file);
+    jstr(s, "shape_key", i.shape_key, sizeof i.shape_key);
     jstr(s, "message", i.message, sizeof i.message);
     i.valid = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "valid"));
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(s, "shape");

@@ -58,6 +58,7 @@ typedef struct vb_record {
 typedef struct vb_scenario_info {
     char name[VB_NAME_MAX];
     char file[256];
+    char shape_key[192];    /* what a baseline dump entry must match (prepare.h) */
     int valid;              /* 0: rejected at build time; see message */
     char message[320];
     int batch, bucket, draft, heads, d_qk, d_v, page_size, n_replays;

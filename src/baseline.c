@@ -1,0 +1,249 @@
+#include "baseline.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void jstr(const cJSON *o, const char *k, char *out, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static void read_timing(const cJSON *t, vb_timing *out)
+{
+    memset(out, 0, sizeof *out);
+    double med = jnum(t, "median_us");
+    if (isnan(med))
+        return;
+    out->median_us = med;
+    out->p10_us = jnum(t, "p10_us");
+    out->p90_us = jnum(t, "p90_us");
+    out->samples = isnan(jnum(t, "samples")) ? 1 : (int)jnum(t, "samples");
+}
+
+int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, why_len, "cannot open");
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (!text || got != (size_t)n) {
+        free(text);
+        snprintf(why, why_len, "cannot read");
+        return -1;
+    }
+    text[n] = 0;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!root || !cJSON_IsString(schema) || strcmp(schema->valuestring, VB_BASELINE_SCHEMA) || !cJSON_IsArray(entries)) {
+        snprintf(why, why_len, root ? "schema: not a %s dump" : "malformed JSON", VB_BASELINE_SCHEMA);
+        cJSON_Delete(root);
+        return -1;
+    }
+    jstr(root, "gpu", b->gpu, sizeof b->gpu);
+    jstr(root, "impl", b->impl, sizeof b->impl);
+    jstr(root, "torch", b->torch, sizeof b->torch);
+    jstr(root, "triton", b->triton, sizeof b->triton);
+    jstr(root, "date", b->date, sizeof b->date);
+    b->entries = calloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *b->entries);
+    for (const cJSON *e = entries->child; e && b->entries; e = e->next) {
+        vb_baseline_entry *x = &b->entries[b->count++];
+        jstr(e, "scenario", x->scenario, sizeof x->scenario);
+        jstr(e, "shape_key", x->shape_key, sizeof x->shape_key);
+        x->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "correct"));
+        x->max_err_ratio = jnum(e, "max_err_ratio");
+        read_timing(cJSON_GetObjectItemCaseSensitive(e, "eager"), &x->eager);
+        read_timing(cJSON_GetObjectItemCaseSensitive(e, "graph"), &x->graph);
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
+void vb_baseline_free(vb_baseline *b)
+{
+    free(b->entries);
+    memset(b, 0, sizeof *b);
+}
+
+static const vb_baseline_entry *find_entry(const vb_baseline *b, const char *scenario)
+{
+    for (int i = 0; i < b->count; i++)
+        if (!strcmp(b->entries[i].scenario, scenario))
+            return &b->entries[i];
+    return NULL;
+}
+
+/* The kernel's time for the base variant in one mode; NaN if it did not pass or was not timed. */
+static double kernel_time(const vb_results *r, int s, const char *kernel, vb_mode mode)
+{
+    for (int k = 0; k < r->n_records; k++) {
+        const vb_record *rec = &r->records[k];
+        if (rec->scenario == s && rec->mode == mode && !strcmp(rec->kernel, kernel) && !strcmp(rec->variant, "base"))
+            return rec->status == VB_PASS && rec->hot.samples ? rec->hot.median_us : NAN;
+    }
+    return NAN;
+}
+
+int vb_speedup_rows(const vb_results *r, const vb_baseline *b, vb_speedup_row **out)
+{
+    int n = 0, cap = 16;
+    vb_speedup_row *rows = malloc(sizeof *rows * (size_t)cap);
+    for (int s = 0; s < r->n_scenarios && rows; s++) {
+        const vb_scenario_info *info = &r->scenarios[s];
+        if (!info->valid)
+            continue;
+        const vb_baseline_entry *e = find_entry(b, info->name);
+        const char *note = !e ? "no baseline" : strcmp(e->shape_key, info->shape_key) ? "shape differs"
+                                              : !e->correct ? "baseline wrong" : "";
+        if (e && !strcmp(note, "shape differs"))
+            fprintf(stderr, "%s: %s: shape key differs (dump %s, run %s): not compared\n", b->path, info->name,
+                    e->shape_key, info->shape_key);
+        for (int k = 0; k < r->n_records; k++) { /* one row per kernel with an eager base record */
+            const vb_record *rec = &r->records[k];
+            if (rec->scenario != s || rec->mode != VB_MODE_EAGER || strcmp(rec->variant, "base"))
+                continue;
+            if (n == cap && !(rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2))))
+                break;
+            vb_speedup_row *row = &rows[n++];
+            memset(row, 0, sizeof *row);
+            row->scenario = s;
+            snprintf(row->kernel, sizeof row->kernel, "%s", rec->kernel);
+            row->note = note;
+            int usable = !*note;
+            row->eager_us = kernel_time(r, s, rec->kernel, VB_MODE_EAGER);
+            row->graph_us = kernel_time(r, s, rec->kernel, VB_MODE_GRAPH);
+            row->base_eager_us = usable && e->eager.samples ? e->eager.median_us : NAN;
+            row->base_graph_us = usable && e->graph.samples ? e->graph.median_us : NAN;
+            row->eager_speedup = row->base_eager_us / row->eager_us;
+            row->graph_speedup = row->base_graph_us / row->graph_us;
+        }
+    }
+    *out = rows;
+    return rows ? n : 0;
+}
+
+double vb_speedup_geomean(const vb_speedup_row *rows, int n, const char *kernel, int graph, int *count)
+{
+    double logs = 0;
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+        double x = graph ? rows[i].graph_speedup : rows[i].eager_speedup;
+        if (!strcmp(rows[i].kernel, kernel) && isfinite(x) && x > 0)
+            logs += log(x), c++;
+    }
+    if (count)
+        *count = c;
+    return c ? exp(logs / c) : NAN;
+}
+
+static void cell(char *buf, size_t n, double x, const char *fmt)
+{
+    if (isfinite(x))
+        snprintf(buf, n, fmt, x);
+    else
+        snprintf(buf, n, "-");
+}
+
+void vb_speedup_print(FILE *f, vb_format fmt, const vb_results *r, const vb_baseline *b)
+{
+    vb_speedup_row *rows;
+    int n = vb_speedup_rows(r, b, &rows);
+    static const char *const head[] = {"scenario", "kernel", "eager us", "triton eager us", "eager speedup",
+                                       "graph us", "triton graph us", "graph speedup", "note"};
+    if (fmt == VB_FMT_CSV) {
+        fputs("scenario,kernel,eager_us,triton_eager_us,eager_speedup,graph_us,triton_graph_us,graph_speedup,note\n", f);
+    } else if (fmt == VB_FMT_MARKDOWN) {
+        fprintf(f, "\nSpeedup against the Triton baseline (%s, %s, triton %s, torch %s, %s): baseline time / kernel "
+                   "time, median of hot samples; graph against graph.\n\n",
+                b->impl, b->gpu, b->triton, b->torch, b->date);
+        fputs("| scenario | kernel | eager us | triton eager us | eager speedup | graph us | triton graph us | graph speedup | note |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---|\n", f);
+    } else {
+        fprintf(f, "\nspeedup against the Triton baseline %s (%s, %s): triton time / kernel time\n", b->path, b->impl,
+                b->gpu);
+        fprintf(f, "%-52s %-14s %10s %15s %13s %10s %15s %13s  %s\n", head[0], head[1], head[2], head[3], head[4],
+                head[5], head[6], head[7], head[8]);
+    }
+    for (int i = 0; i < n; i++) {
+        const vb_speedup_row *x = &rows[i];
+        char c[6][32];
+        cell(c[0], 32, x->eager_us, "%.1f"), cell(c[1], 32, x->base_eager_us, "%.1f");
+        cell(c[2], 32, x->eager_speedup, "%.3f"), cell(c[3], 32, x->graph_us, "%.1f");
+        cell(c[4], 32, x->base_graph_us, "%.1f"), cell(c[5], 32, x->graph_speedup, "%.3f");
+        const char *name = r->scenarios[x->scenario].name;
+        if (fmt == VB_FMT_CSV)
+            fprintf(f, "\"%s\",%s,%s,%s,%s,%s,%s,%s,%s\n", name, x->kernel, c[0], c[1], c[2], c[3], c[4], c[5], x->note);
+        else if (fmt == VB_FMT_MARKDOWN)
+            fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, x->kernel, c[0], c[1], c[2], c[3],
+                    c[4], c[5], x->note);
+        else
+            fprintf(f, "%-52s %-14s %10s %15s %13s %10s %15s %13s  %s\n", name, x->kernel, c[0], c[1], c[2], c[3],
+                    c[4], c[5], x->note);
+    }
+    /* Geometric means, one line per kernel, in first-seen order. */
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(rows[j].kernel, rows[i].kernel);
+        if (seen)
+            continue;
+        int ce, cg;
+        double ge = vb_speedup_geomean(rows, n, rows[i].kernel, 0, &ce);
+        double gg = vb_speedup_geomean(rows, n, rows[i].kernel, 1, &cg);
+        char a[32], g[32];
+        cell(a, sizeof a, ge, "%.3f"), cell(g, sizeof g, gg, "%.3f");
+        if (fmt == VB_FMT_CSV)
+            fprintf(f, "geomean,%s,,,%s,,,%s,%d eager / %d graph scenarios\n", rows[i].kernel, a, g, ce, cg);
+        else if (fmt == VB_FMT_MARKDOWN)
+            fprintf(f, "| **geomean** | %s | | | **%s** | | | **%s** | %d eager / %d graph scenarios |\n",
+                    rows[i].kernel, a, g, ce, cg);
+        else
+            fprintf(f, "%-52s %-14s %10s %15s %13s %10s %15s %13s  %d eager / %d graph scenarios\n", "geomean",
+                    rows[i].kernel, "", "", a, "", "", g, ce, cg);
+    }
+    free(rows);
+}
+
+static vb_format format_for(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot && !strcmp(dot, ".md"))
+        return VB_FMT_MARKDOWN;
+    return dot && !strcmp(dot, ".csv") ? VB_FMT_CSV : VB_FMT_TABLE;
+}
+
+int vb_speedup_outputs(const vb_cli *cli, const vb_results *r, const vb_baseline *b)
+{
+    vb_speedup_print(stdout, cli->format == VB_FMT_JSON ? VB_FMT_TABLE : cli->format, r, b);
+    if (!cli->speedup_path)
+        return 0;
+    FILE *f = fopen(cli->speedup_path, "w");
+    if (!f) {
+        fprintf(stderr, "verifybench: %s: cannot write the speedup table\n", cli->speedup_path);
+        return -1;
+    }
+    if (format_for(cli->speedup_path) == VB_FMT_MARKDOWN)
+        fprintf(f, "# Speedup against the Triton baseline\n\nverifybench %s, commit %s, %s, on %s.\n", r->version,
+                r->commit, r->date, r->gpu.present ? r->gpu.name : "no GPU");
+    vb_speedup_print(f, format_for(cli->speedup_path), r, b);
+    return fclose(f) ? -1 : 0;
+}

@@ -1,0 +1,158 @@
+/* The Triton baseline path without a GPU: bundles round-trip, dumps parse, a shape-key
+ * mismatch is refused (never compared), a missing scenario shows "no baseline", and the
+ * speedups and geometric means are right on a fixture. */
+#include "vbtest.h"
+
+#include <math.h>
+
+#include "baseline.h"
+#include "bundle.h"
+#include "prepare.h"
+#include "scenario.h"
+
+static void test_bundle_round_trip(void)
+{
+    vb_scenario_list l = {0};
+    capture_begin();
+    int rc = vb_scenario_load_text("b.json",
+                                   "{\"name\": \"grp/b1\", \"batch\": {\"size\": 2, \"prefix_len\": [3, 50]},"
+                                   " \"tree\": {\"preset\": \"chain\", \"nodes\": 3}, \"kv_cache\": {\"page_size\": 16},"
+                                   " \"index_dtypes\": {\"kv_indices\": \"int32\", \"custom_mask\": \"bool\"}}",
+                                   &l);
+    free(capture_end());
+    CHECK(rc == 0);
+    vb_prepared p;
+    char why[300], dir[] = "/tmp/vb_bundle_XXXXXX", sub[512], key[192];
+    CHECK(mkdtemp(dir) != NULL);
+    if (rc || vb_prepare(&l.items[0], &l.items[0].base, 0, NULL, 0, 2, &p, why, sizeof why))
+        return;
+    CHECK_MSG(vb_bundle_write(dir, &l.items[0], &p, why, sizeof why) == 0, "%s", why);
+    char name[64];
+    vb_bundle_dirname("grp/b1", name, sizeof name);
+    CHECK(!strcmp(name, "grp__b1"));
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    struct { const char *array, *dtype; const void *want; size_t bytes; } cases[] = {
+        {"q", "bfloat16", p.in.q, 2 * (size_t)(p.in.tokens * p.in.heads * p.in.d_qk)},
+        {"kv_buffer", "bfloat16", p.in.kv, 2 * (size_t)(p.in.num_slots * p.in.d_qk)},
+        {"kv_indptr", "int32", p.in.kv_indptr.data, vb_ibuf_bytes(&p.in.kv_indptr)},
+        {"kv_indices", "int32", p.in.kv_indices.data, vb_ibuf_bytes(&p.in.kv_indices)},
+        {"qo_indptr", "int64", p.in.qo_indptr.data, vb_ibuf_bytes(&p.in.qo_indptr)},
+        {"out_cache_loc", "int64", p.in.out_cache_loc.data, vb_ibuf_bytes(&p.in.out_cache_loc)},
+        {"mask_indptr", "int64", p.in.mask_indptr.data, vb_ibuf_bytes(&p.in.mask_indptr)},
+        {"custom_mask", "bool", p.in.custom_mask, (size_t)p.in.mask_bytes},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        void *data;
+        size_t bytes;
+        char dtype[32];
+        CHECK_MSG(vb_bundle_read_array(sub, cases[i].array, &data, &bytes, dtype, sizeof dtype, why, sizeof why) == 0,
+                  "%s", why);
+        CHECK_MSG(bytes == cases[i].bytes && !strcmp(dtype, cases[i].dtype) && !memcmp(data, cases[i].want, bytes),
+                  "array %s differs after the round trip", cases[i].array);
+        free(data);
+    }
+    void *o;
+    size_t bytes;
+    char dtype[32];
+    CHECK(vb_bundle_read_array(sub, "o_ref", &o, &bytes, dtype, sizeof dtype, why, sizeof why) == 0);
+    CHECK(bytes == 4 * (size_t)(p.in.tokens * p.in.heads * p.in.d_v) && !strcmp(dtype, "float32"));
+    CHECK(fabs(((float *)o)[17] - p.ref.o[17]) < 1e-6);
+    free(o);
+    CHECK(vb_bundle_read_array(sub, "nothing", &o, &bytes, dtype, sizeof dtype, why, sizeof why) == -1);
+    vb_shape_key(&p.in, &l.items[0], key, sizeof key);
+    CHECK(!strncmp(key, "bs2.T3.H8.dqk576.dv512.page16.shuffled.P53:", 43) && strstr(key, ".idx3232646464.mask-bool"));
+    vb_prepared_free(&p);
+    vb_scenario_list_free(&l);
+}
+
+static void add(vb_results *r, const char *name, const char *key, double a_eager, double a_graph)
+{
+    vb_scenario_info s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "%s", name);
+    snprintf(s.shape_key, sizeof s.shape_key, "%s", key);
+    s.valid = 1;
+    int i = vb_results_add_scenario(r, &s);
+    const char *kernels[] = {"A", "B"};
+    for (int k = 0; k < 2; k++)
+        for (int m = 1; m <= 2; m++) {
+            vb_record *rec = vb_results_add_record(r, i, "base", kernels[k], (vb_mode)m);
+            rec->status = VB_PASS;
+            rec->hot.samples = 10;
+            double t = m == VB_MODE_EAGER ? a_eager : a_graph;
+            rec->hot.median_us = k == 0 ? t : 4 * t; /* B is four times slower than A */
+        }
+}
+
+static void test_speedups(void)
+{
+    vb_baseline b;
+    char why[200], path[512];
+    const char *data = getenv("VB_TEST_DATA") ? getenv("VB_TEST_DATA") : "tests/data";
+    snprintf(path, sizeof path, "%s/baseline_fixture.json", data);
+    CHECK_MSG(vb_baseline_read(path, &b, why, sizeof why) == 0, "%s", why);
+    CHECK(b.count == 4 && !strcmp(b.impl, "builtin") && !strcmp(b.triton, "3.6.0"));
+    CHECK(b.entries[0].eager.median_us == 100.0 && b.entries[0].graph.p90_us == 81.0 && b.entries[2].correct == 0);
+
+    vb_results r;
+    vb_results_init(&r);
+    add(&r, "s-match", "K1", 50.0, 40.0);    /* A: 2x eager, 2x graph; B: 0.5x */
+    add(&r, "s-shape", "K2", 50.0, 40.0);    /* dump has another key: refused */
+    add(&r, "s-missing", "K3", 50.0, 40.0);  /* not in the dump */
+    add(&r, "s-wrong", "K4", 5.0, 4.0);      /* the baseline failed its check */
+    add(&r, "s-second", "K5", 50.0, 300.0);  /* A: 8x eager, 1x graph */
+    vb_speedup_row *rows;
+    capture_begin();
+    int n = vb_speedup_rows(&r, &b, &rows);
+    char *msgs = capture_end();
+    CHECK(n == 10);
+    CHECK_MSG(strstr(msgs, "s-shape: shape key differs (dump K-other, run K2): not compared") != NULL, "%s", msgs);
+    CHECK(!strcmp(rows[0].kernel, "A") && fabs(rows[0].eager_speedup - 2.0) < 1e-12 &&
+          fabs(rows[0].graph_speedup - 2.0) < 1e-12);
+    CHECK(!strcmp(rows[1].kernel, "B") && fabs(rows[1].eager_speedup - 0.5) < 1e-12);
+    CHECK(!strcmp(rows[2].note, "shape differs") && isnan(rows[2].eager_speedup) && isnan(rows[2].base_eager_us));
+    CHECK(!strcmp(rows[4].note, "no baseline") && isnan(rows[4].graph_speedup));
+    CHECK(!strcmp(rows[6].note, "baseline wrong") && isnan(rows[6].eager_speedup));
+    CHECK(fabs(rows[8].eager_speedup - 8.0) < 1e-12 && fabs(rows[8].graph_speedup - 1.0) < 1e-12);
+    int count;
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 0, &count) - 4.0) < 1e-12 && count == 2); /* sqrt(2 * 8) */
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 1, &count) - sqrt(2.0)) < 1e-12 && count == 2);
+    CHECK(fabs(vb_speedup_geomean(rows, n, "B", 0, &count) - 1.0) < 1e-12); /* sqrt(0.5 * 2) */
+    CHECK(isnan(vb_speedup_geomean(rows, n, "C", 0, &count)) && count == 0);
+    free(rows);
+    free(msgs);
+
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    capture_begin();
+    vb_speedup_print(f, VB_FMT_MARKDOWN, &r, &b);
+    free(capture_end());
+    fclose(f);
+    CHECK(strstr(buf, "| s-match | A | 50.0 | 100.0 | 2.000 | 40.0 | 80.0 | 2.000 |  |") != NULL);
+    CHECK(strstr(buf, "| **geomean** | A | | | **4.000** | | | **1.414** | 2 eager / 2 graph scenarios |") != NULL);
+    CHECK(strstr(buf, "| s-missing | A | 50.0 | - | - | 40.0 | - | - | no baseline |") != NULL);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    capture_begin();
+    vb_speedup_print(f, VB_FMT_CSV, &r, &b);
+    free(capture_end());
+    fclose(f);
+    CHECK(!strncmp(buf, "scenario,kernel,eager_us,triton_eager_us,eager_speedup,", 55));
+    CHECK(strstr(buf, "geomean,B,,,1.000,,,") != NULL);
+    free(buf);
+    vb_results_free(&r);
+    vb_baseline_free(&b);
+
+    /* Not a dump: refused with the reason. */
+    snprintf(path, sizeof path, "%s/tiny.json", data);
+    CHECK(vb_baseline_read(path, &b, why, sizeof why) == -1 && strstr(why, "not a verifybench.triton_baseline/1 dump"));
+    CHECK(vb_baseline_read("/nonexistent.json", &b, why, sizeof why) == -1 && !strcmp(why, "cannot open"));
+}
+
+int main(void)
+{
+    test_bundle_round_trip();
+    test_speedups();
+    TEST_MAIN_END();
+}
