@@ -171,6 +171,23 @@ static void measure_ceilings(vb_gpu *g, vb_gpu_info *info)
         g->ceil.mma_tflops = info->mma_tflops = t.tflops;
 }
 
+/* The driver release as the kernel module reports it ("... Kernel Module  580.159.04 ..."). */
+static void driver_release(char *out, size_t n)
+{
+    char line[256] = "";
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    snprintf(out, n, "unknown");
+    if (!f)
+        return;
+    if (fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "Kernel Module");
+        char version[32];
+        if (k && sscanf(k + strlen("Kernel Module"), " %31s", version) == 1)
+            snprintf(out, n, "%s", version);
+    }
+    fclose(f);
+}
+
 vb_gpu *vb_gpu_open(vb_gpu_info *info, int ceilings)
 {
     int n = 0;
@@ -202,6 +219,7 @@ vb_gpu *vb_gpu_open(vb_gpu_info *info, int ceilings)
     info->l2_bytes = g->prop.l2CacheSize;
     info->mem_bytes = (int64_t)g->prop.totalGlobalMem;
     cudaDriverGetVersion(&info->driver_version);
+    driver_release(info->driver, sizeof info->driver);
     cudaRuntimeGetVersion(&info->runtime_version);
     if (ceilings)
         measure_ceilings(g, info);

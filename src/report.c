@@ -81,9 +81,9 @@ static const char *col(const row_cells *c, int i)
 static void print_gpu_line(FILE *f, const vb_results *r)
 {
     if (r->gpu.present)
-        fprintf(f, "GPU: %s (sm_%d%d, %d SMs), driver %d, runtime %d; measured read %.0f GB/s, mma bf16 %.0f TFLOP/s\n",
-                r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sms, r->gpu.driver_version,
-                r->gpu.runtime_version, r->gpu.read_gbps, r->gpu.mma_tflops);
+        fprintf(f, "GPU: %s (sm_%d%d, %d SMs), driver %s, CUDA runtime %d.%d; measured read %.0f GB/s, mma bf16 %.0f TFLOP/s\n",
+                r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sms, r->gpu.driver,
+                r->gpu.runtime_version / 1000, r->gpu.runtime_version % 1000 / 10, r->gpu.read_gbps, r->gpu.mma_tflops);
     else
         fprintf(f, "GPU: none (%s): GPU stages skipped\n", r->gpu.skipped_reason);
 }
@@ -320,6 +320,7 @@ int vb_report_json(FILE *f, const vb_results *r)
         cJSON_AddNumberToObject(g, "sms", r->gpu.sms);
         cJSON_AddNumberToObject(g, "l2_bytes", (double)r->gpu.l2_bytes);
         cJSON_AddNumberToObject(g, "memory_bytes", (double)r->gpu.mem_bytes);
+        cJSON_AddStringToObject(g, "driver", r->gpu.driver);
         cJSON_AddNumberToObject(g, "driver_version", r->gpu.driver_version);
         cJSON_AddNumberToObject(g, "runtime_version", r->gpu.runtime_version);
         cJSON_AddNullToObject(g, "skipped_reason");
@@ -517,6 +518,7 @@ int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_
     r->gpu.sms = (int)jnum0(g, "sms");
     r->gpu.l2_bytes = (int64_t)jnum0(g, "l2_bytes");
     r->gpu.mem_bytes = (int64_t)jnum0(g, "memory_bytes");
+    jstr(g, "driver", r->gpu.driver, sizeof r->gpu.driver);
     r->gpu.driver_version = (int)jnum0(g, "driver_version");
     r->gpu.runtime_version = (int)jnum0(g, "runtime_version");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "ceilings");

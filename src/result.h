@@ -76,7 +76,8 @@ typedef struct vb_gpu_info {
     char name[128];
     int cc_major, cc_minor, sms;
     int64_t l2_bytes, mem_bytes;
-    int driver_version, runtime_version;
+    char driver[32];        /* the NVIDIA driver release, e.g. 580.159.04 */
+    int driver_version, runtime_version; /* CUDA driver API and runtime versions */
     double read_gbps, mma_tflops;   /* ceilings measured in this run; 0 if not */
 } vb_gpu_info;
 
