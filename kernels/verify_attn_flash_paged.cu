@@ -8,7 +8,7 @@
 // caller's workspace. Portable CUDA (sm_80 and up): no architecture-specific instructions.
 #include <cstdio>
 
-#include "verify_common.cuh"
+#include "split_combine.cuh"
 
 namespace {
 
@@ -17,19 +17,7 @@ using namespace vb;
 constexpr int kSplits = 64;
 constexpr int kWarps = 4;
 
-struct Partials {
-    float *ml;  // [rows][kSplits][2]: running max (log2 domain) and sum
-    float *acc; // [rows][kSplits][d_v]: unnormalised output
-};
-
-__host__ __device__ inline Partials partials(void *ws, const vb_verify_params &p)
-{
-    size_t rows = (size_t)p.max_tokens * p.heads;
-    float *base = static_cast<float *>(ws);
-    return {base, base + rows * kSplits * 2};
-}
-
-__device__ inline int64_t chunk_of(int64_t keys) { return (keys + kSplits - 1) / kSplits; }
+using Partials = SplitPartials<kSplits>;
 
 __global__ void __launch_bounds__(kWarps * kWarp) split_kernel(vb_verify_params p, void *ws)
 {
@@ -38,7 +26,7 @@ __global__ void __launch_bounds__(kWarps * kWarp) split_kernel(vb_verify_params 
     RowView r;
     if (!view_row(p, t, r))
         return;
-    const int64_t keys = r.P + r.T, chunk = chunk_of(keys);
+    const int64_t keys = r.P + r.T, chunk = split_chunk<kSplits, 1>(keys);
     const int64_t start = split * chunk, end = min(start + chunk, keys);
     if (start >= end)
         return; // an empty split: combine derives the same and skips it
@@ -77,7 +65,7 @@ __global__ void __launch_bounds__(kWarps * kWarp) split_kernel(vb_verify_params 
         f[w] = sm_l[w] > 0.f ? exp2f(sm_m[w] - mx) : 0.f;
         lsum += sm_l[w] * f[w];
     }
-    Partials part = partials(ws, p);
+    Partials part(ws, p);
     const size_t slot = (size_t)row * kSplits + split;
     if (threadIdx.x == 0)
         part.ml[2 * slot] = mx, part.ml[2 * slot + 1] = lsum;
@@ -89,38 +77,7 @@ __global__ void __launch_bounds__(kWarps * kWarp) split_kernel(vb_verify_params 
     }
 }
 
-__global__ void combine_kernel(vb_verify_params p, void *ws)
-{
-    const int64_t row = blockIdx.x, t = row / p.heads;
-    const int h = (int)(row % p.heads);
-    RowView r;
-    if (!view_row(p, t, r))
-        return;
-    const int64_t keys = r.P + r.T, chunk = chunk_of(keys);
-    const int used = (int)((keys + chunk - 1) / max(chunk, (int64_t)1));
-    Partials part = partials(ws, p);
-    const float *ml = part.ml + (size_t)row * kSplits * 2;
-    float mx = -CUDART_INF_F, lsum = 0.f;
-    for (int s = 0; s < used; s++)
-        mx = fmaxf(mx, ml[2 * s]);
-    for (int s = 0; s < used; s++)
-        lsum += ml[2 * s + 1] > 0.f ? ml[2 * s + 1] * exp2f(ml[2 * s] - mx) : 0.f;
-    __nv_bfloat16 *o = reinterpret_cast<__nv_bfloat16 *>(p.o + t * p.stride_o_token + h * p.stride_o_head);
-    const float *acc = part.acc + (size_t)row * kSplits * p.d_v;
-    for (int d = threadIdx.x; d < p.d_v; d += blockDim.x) {
-        float x = 0.f;
-        for (int s = 0; s < used; s++)
-            x += ml[2 * s + 1] > 0.f ? acc[(size_t)s * p.d_v + d] * exp2f(ml[2 * s] - mx) : 0.f;
-        o[d] = __float2bfloat16_rn(lsum > 0.f ? x / lsum : 0.f);
-    }
-    if (p.lse && threadIdx.x == 0)
-        p.lse[t * p.heads + h] = lsum > 0.f ? (mx + log2f(lsum)) * kLn2 : -CUDART_INF_F;
-}
-
-size_t workspace_bytes(const vb_verify_params *lim)
-{
-    return sizeof(float) * (size_t)lim->max_tokens * lim->heads * kSplits * (2 + (size_t)lim->d_v);
-}
+size_t workspace_bytes(const vb_verify_params *lim) { return Partials::bytes(*lim); }
 
 int unsupported(const vb_verify_params *p, char *why, size_t n) { return unsupported_shape(p, why, n); }
 
@@ -133,7 +90,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    combine_kernel<<<rows, 128, 0, stream>>>(*p, ws);
+    combine_splits<kSplits, 1><<<rows, 128, 0, stream>>>(*p, ws);
     return cudaGetLastError();
 }
 

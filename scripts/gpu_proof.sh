@@ -8,12 +8,13 @@
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
 #                    (triton_baseline.json), and the speedup table (speedup.md, speedup.csv)
 #   tests            the meson test suites, on this machine too
+#   profile          Nsight Compute on one mla_mma launch (bs 8 x 91k): OUTDIR/ncu-mla_mma.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
 # usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
 set -u
 out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
 shift
-stages=${*:-build tiny capture sanitize configs baseline tests}
+stages=${*:-build tiny capture sanitize configs baseline tests profile}
 bundles=${BUNDLE_DIR:-/tmp/verifybench-bundles}
 mkdir -p "$out"
 bin=build-gpu/verifybench
@@ -84,6 +85,15 @@ if stage tests; then
     meson test -C build-gpu --print-errorlogs >"$out/tests.txt" 2>&1
     rc=$?; grep -E "^ *[0-9]+/[0-9]+ " "$out/tests.txt" | tee -a "$out/proof.log"; note "tests: exit $rc"
     [ $rc -eq 0 ] || status=1
+fi
+
+if stage profile; then
+    note "== ncu: one mla_mma split launch at bs 8 x 91k"
+    ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        -k regex:split_kernel -c 1 "$bin" configs/context_lengths.json -f "size=8,batch.prefix_len=91000" \
+        -k mla_mma -q --no-ceilings --iterations 3 --cold-l2 off >"$out/ncu-mla_mma.prof" 2>&1
+    note "ncu: exit $?"
 fi
 
 note "proof status: $status"

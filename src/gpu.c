@@ -171,7 +171,8 @@ static void measure_ceilings(vb_gpu *g, vb_gpu_info *info)
         g->ceil.mma_tflops = info->mma_tflops = t.tflops;
 }
 
-/* The driver release as the kernel module reports it ("... Kernel Module  580.159.04 ..."). */
+/* The driver release as the kernel module reports it: the first dotted number after
+ * "Kernel Module" ("... Open Kernel Module for x86_64  580.159.04  Release Build ..."). */
 static void driver_release(char *out, size_t n)
 {
     char line[256] = "";
@@ -179,12 +180,12 @@ static void driver_release(char *out, size_t n)
     snprintf(out, n, "unknown");
     if (!f)
         return;
-    if (fgets(line, sizeof line, f)) {
-        const char *k = strstr(line, "Kernel Module");
-        char version[32];
-        if (k && sscanf(k + strlen("Kernel Module"), " %31s", version) == 1)
-            snprintf(out, n, "%s", version);
-    }
+    const char *k = fgets(line, sizeof line, f) ? strstr(line, "Kernel Module") : NULL;
+    for (char *tok = k ? strtok(line + (k - line), " \t\n") : NULL; tok; tok = strtok(NULL, " \t\n"))
+        if (tok[0] >= '0' && tok[0] <= '9' && strchr(tok, '.')) {
+            snprintf(out, n, "%s", tok);
+            break;
+        }
     fclose(f);
 }
 
