@@ -150,6 +150,18 @@ static void skip_gpu_records(run_ctx *x, int sidx, const vb_scenario *s, const c
     }
 }
 
+/* One record per kernel for a stage. Adding a record may move the array, so the pointers
+ * are taken only once all are added (nothing adds records while a stage runs). */
+static void add_records(run_ctx *x, int sidx, const char *variant, const vb_kernel *const *ks, int nk,
+                        vb_mode mode, vb_record **recs)
+{
+    int first = x->results.n_records;
+    for (int k = 0; k < nk; k++)
+        vb_results_add_record(&x->results, sidx, variant, ks[k]->name, mode);
+    for (int k = 0; k < nk; k++)
+        recs[k] = &x->results.records[first + k];
+}
+
 /* Which kernels can run here at all; the rest get an "unsupported" record. */
 static int runnable(run_ctx *x, int sidx, const vb_kernel *k, const vb_prepared *p, vb_mode mode, const char *variant)
 {
@@ -191,8 +203,7 @@ static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
             ks[nk++] = x->kernels[k];
     if (!nk || !memory_ok(x, s, vb_gpu_eager_bytes(&p->in, ks, nk), "eager"))
         return;
-    for (int k = 0; k < nk; k++)
-        recs[k] = vb_results_add_record(&x->results, sidx, "base", ks[k]->name, VB_MODE_EAGER);
+    add_records(x, sidx, "base", ks, nk, VB_MODE_EAGER, recs);
     vb_progress(x->index, x->total, s->name, "eager");
     vb_gpu_run_eager(x->gpu, ks, nk, &c, recs);
 }
@@ -223,8 +234,7 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
         if (v)
             p = &rp;
         vb_record *recs[64];
-        for (int k = 0; k < nk; k++)
-            recs[k] = vb_results_add_record(&x->results, sidx, v ? var->name : "base", ks[k]->name, VB_MODE_GRAPH);
+        add_records(x, sidx, v ? var->name : "base", ks, nk, VB_MODE_GRAPH, recs);
         const vb_case c = {&p->in, &p->ref, &p->vref, timing_of(x, s), x->cli->threads};
         vb_graph_replay(gs, &c, recs);
         if (v)

@@ -93,6 +93,7 @@ typedef struct vb_results {
 
 void vb_results_init(vb_results *r);
 int vb_results_add_scenario(vb_results *r, const vb_scenario_info *info);
+/* The new record; the array may move, so a pointer from an earlier call is stale after it. */
 vb_record *vb_results_add_record(vb_results *r, int scenario, const char *variant, const char *kernel,
                                  vb_mode mode);
 void vb_results_free(vb_results *r);
