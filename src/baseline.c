@@ -1,55 +1,35 @@
 #include "baseline.h"
 
+#include "fileutil.h"
+
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double jnum(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static void jstr(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
-}
 
 static void read_timing(const cJSON *t, vb_timing *out)
 {
     memset(out, 0, sizeof *out);
-    double med = jnum(t, "median_us");
+    double med = vb_json_num(t, "median_us");
     if (isnan(med))
         return;
     out->median_us = med;
-    out->p10_us = jnum(t, "p10_us");
-    out->p90_us = jnum(t, "p90_us");
-    out->samples = isnan(jnum(t, "samples")) ? 1 : (int)jnum(t, "samples");
+    out->p10_us = vb_json_num(t, "p10_us");
+    out->p90_us = vb_json_num(t, "p90_us");
+    out->samples = isnan(vb_json_num(t, "samples")) ? 1 : (int)vb_json_num(t, "samples");
 }
 
 int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len)
 {
     memset(b, 0, sizeof *b);
     snprintf(b->path, sizeof b->path, "%s", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(why, why_len, "cannot open");
+    char *text = vb_read_file(path, (size_t)1 << 30, NULL);
+    if (!text) {
+        snprintf(why, why_len, errno == ENOENT ? "cannot open" : "cannot read: %s", strerror(errno));
         return -1;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!text || got != (size_t)n) {
-        free(text);
-        snprintf(why, why_len, "cannot read");
-        return -1;
-    }
-    text[n] = 0;
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
@@ -59,18 +39,18 @@ int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len
         cJSON_Delete(root);
         return -1;
     }
-    jstr(root, "gpu", b->gpu, sizeof b->gpu);
-    jstr(root, "impl", b->impl, sizeof b->impl);
-    jstr(root, "torch", b->torch, sizeof b->torch);
-    jstr(root, "triton", b->triton, sizeof b->triton);
-    jstr(root, "date", b->date, sizeof b->date);
+    vb_json_str(root, "gpu", b->gpu, sizeof b->gpu);
+    vb_json_str(root, "impl", b->impl, sizeof b->impl);
+    vb_json_str(root, "torch", b->torch, sizeof b->torch);
+    vb_json_str(root, "triton", b->triton, sizeof b->triton);
+    vb_json_str(root, "date", b->date, sizeof b->date);
     b->entries = calloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *b->entries);
     for (const cJSON *e = entries->child; e && b->entries; e = e->next) {
         vb_baseline_entry *x = &b->entries[b->count++];
-        jstr(e, "scenario", x->scenario, sizeof x->scenario);
-        jstr(e, "shape_key", x->shape_key, sizeof x->shape_key);
+        vb_json_str(e, "scenario", x->scenario, sizeof x->scenario);
+        vb_json_str(e, "shape_key", x->shape_key, sizeof x->shape_key);
         x->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "correct"));
-        x->max_err_ratio = jnum(e, "max_err_ratio");
+        x->max_err_ratio = vb_json_num(e, "max_err_ratio");
         read_timing(cJSON_GetObjectItemCaseSensitive(e, "eager"), &x->eager);
         read_timing(cJSON_GetObjectItemCaseSensitive(e, "graph"), &x->graph);
     }

@@ -3,11 +3,13 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fileutil.h"
 #include "tolerance.h"
 
 void vb_bundle_dirname(const char *scenario, char *out, size_t n)
@@ -151,33 +153,12 @@ int vb_bundle_write(const char *dir, const vb_scenario *s, const vb_prepared *p,
     return rc ? -1 : 0;
 }
 
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!buf || got != (size_t)n) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    if (len)
-        *len = (size_t)n;
-    return buf;
-}
-
 int vb_bundle_read_array(const char *bundle_dir, const char *array, void **data, size_t *bytes, char *dtype,
                          size_t dtype_len, char *why, size_t why_len)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/manifest.json", bundle_dir);
-    char *text = read_text(path, NULL);
+    char *text = vb_read_file(path, (size_t)64 << 20, NULL);
     cJSON *m = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "arrays"), array);
@@ -190,7 +171,7 @@ int vb_bundle_read_array(const char *bundle_dir, const char *array, void **data,
     snprintf(dtype, dtype_len, "%s", dt->valuestring);
     snprintf(path, sizeof path, "%s/%s", bundle_dir, file->valuestring);
     cJSON_Delete(m);
-    *data = read_text(path, bytes);
+    *data = vb_read_file(path, SIZE_MAX, bytes);
     if (!*data) {
         snprintf(why, why_len, "%s: cannot read", path);
         return -1;

@@ -1,6 +1,9 @@
 #include "report.h"
 
+#include "fileutil.h"
+
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,22 +370,11 @@ int vb_report_write(const char *path, vb_format fmt, const vb_results *r)
 
 /* ---- reading JSON back --------------------------------------------------------------- */
 
-static double jnum(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
 
 static double jnum0(const cJSON *o, const char *k)
 {
-    double x = jnum(o, k);
+    double x = vb_json_num(o, k);
     return isnan(x) ? 0 : x;
-}
-
-static void jstr(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
 static void read_timing(const cJSON *t, vb_timing *out)
@@ -413,7 +405,7 @@ static void read_checks(const cJSON *o, vb_checks *c)
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "worst_index");
     for (int i = 0; i < 4 && cJSON_GetArraySize(w) == 4; i++)
         c->worst[i] = (int64_t)cJSON_GetArrayItem(w, i)->valuedouble;
-    c->lse_max_err = jnum(o, "lse_max_err");
+    c->lse_max_err = vb_json_num(o, "lse_max_err");
     c->lse_bad = (int64_t)jnum0(o, "lse_bad");
     c->rows = (int64_t)jnum0(o, "rows");
     c->token_mismatches = (int64_t)jnum0(o, "token_mismatches");
@@ -428,10 +420,10 @@ static void read_scenario(const cJSON *s, vb_results *r)
 {
     vb_scenario_info i;
     memset(&i, 0, sizeof i);
-    jstr(s, "name", i.name, sizeof i.name);
-    jstr(s, "file", i.file, sizeof i.file);
-    jstr(s, "shape_key", i.shape_key, sizeof i.shape_key);
-    jstr(s, "message", i.message, sizeof i.message);
+    vb_json_str(s, "name", i.name, sizeof i.name);
+    vb_json_str(s, "file", i.file, sizeof i.file);
+    vb_json_str(s, "shape_key", i.shape_key, sizeof i.shape_key);
+    vb_json_str(s, "message", i.message, sizeof i.message);
     i.valid = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "valid"));
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(s, "shape");
     i.batch = (int)jnum0(sh, "batch");
@@ -442,10 +434,10 @@ static void read_scenario(const cJSON *s, vb_results *r)
     i.d_v = (int)jnum0(sh, "d_v");
     i.page_size = (int)jnum0(sh, "page_size");
     i.n_replays = (int)jnum0(sh, "replays");
-    jstr(sh, "tree", i.tree, sizeof i.tree);
-    jstr(sh, "prefix_len", i.prefix, sizeof i.prefix);
-    jstr(sh, "layout", i.layout, sizeof i.layout);
-    jstr(sh, "index_dtypes", i.dtypes, sizeof i.dtypes);
+    vb_json_str(sh, "tree", i.tree, sizeof i.tree);
+    vb_json_str(sh, "prefix_len", i.prefix, sizeof i.prefix);
+    vb_json_str(sh, "layout", i.layout, sizeof i.layout);
+    vb_json_str(sh, "index_dtypes", i.dtypes, sizeof i.dtypes);
     i.total_prefix = (int64_t)jnum0(sh, "total_prefix");
     i.num_slots = (int64_t)jnum0(sh, "num_slots");
     i.bytes = jnum0(s, "bytes");
@@ -457,17 +449,17 @@ static void read_scenario(const cJSON *s, vb_results *r)
     const cJSON *recs = cJSON_GetObjectItemCaseSensitive(s, "records");
     for (const cJSON *x = recs ? recs->child : NULL; x && idx >= 0; x = x->next) {
         char variant[VB_NAME_MAX], kernel[48], mode[16], status[16];
-        jstr(x, "variant", variant, sizeof variant);
-        jstr(x, "kernel", kernel, sizeof kernel);
-        jstr(x, "mode", mode, sizeof mode);
-        jstr(x, "status", status, sizeof status);
+        vb_json_str(x, "variant", variant, sizeof variant);
+        vb_json_str(x, "kernel", kernel, sizeof kernel);
+        vb_json_str(x, "mode", mode, sizeof mode);
+        vb_json_str(x, "status", status, sizeof status);
         vb_mode m = VB_MODE_CPU;
         vb_mode_parse(mode, &m);
         vb_record *rec = vb_results_add_record(r, idx, variant, kernel, m);
         if (!rec)
             return;
         vb_status_parse(status, &rec->status);
-        jstr(x, "message", rec->message, sizeof rec->message);
+        vb_json_str(x, "message", rec->message, sizeof rec->message);
         read_checks(cJSON_GetObjectItemCaseSensitive(x, "checks"), &rec->checks);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(x, "timing");
         read_timing(cJSON_GetObjectItemCaseSensitive(t, "hot"), &rec->hot);
@@ -478,23 +470,11 @@ static void read_scenario(const cJSON *s, vb_results *r)
 int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_len)
 {
     vb_results_init(r);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(why, why_len, "cannot open");
+    char *text = vb_read_file(path, (size_t)1 << 30, NULL);
+    if (!text) {
+        snprintf(why, why_len, "cannot read: %s", strerror(errno));
         return -1;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!text || got != (size_t)n) {
-        free(text);
-        snprintf(why, why_len, "cannot read");
-        return -1;
-    }
-    text[n] = 0;
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
@@ -504,21 +484,21 @@ int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_
         return -1;
     }
     const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
-    jstr(tool, "version", r->version, sizeof r->version);
-    jstr(tool, "commit", r->commit, sizeof r->commit);
-    jstr(root, "date", r->date, sizeof r->date);
+    vb_json_str(tool, "version", r->version, sizeof r->version);
+    vb_json_str(tool, "commit", r->commit, sizeof r->commit);
+    vb_json_str(root, "date", r->date, sizeof r->date);
     r->cpus = (int)jnum0(root, "host_cpus");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu");
     r->gpu.present = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "present"));
-    jstr(g, "name", r->gpu.name, sizeof r->gpu.name);
-    jstr(g, "skipped_reason", r->gpu.skipped_reason, sizeof r->gpu.skipped_reason);
+    vb_json_str(g, "name", r->gpu.name, sizeof r->gpu.name);
+    vb_json_str(g, "skipped_reason", r->gpu.skipped_reason, sizeof r->gpu.skipped_reason);
     char cc[16];
-    jstr(g, "compute_capability", cc, sizeof cc);
+    vb_json_str(g, "compute_capability", cc, sizeof cc);
     sscanf(cc, "%d.%d", &r->gpu.cc_major, &r->gpu.cc_minor);
     r->gpu.sms = (int)jnum0(g, "sms");
     r->gpu.l2_bytes = (int64_t)jnum0(g, "l2_bytes");
     r->gpu.mem_bytes = (int64_t)jnum0(g, "memory_bytes");
-    jstr(g, "driver", r->gpu.driver, sizeof r->gpu.driver);
+    vb_json_str(g, "driver", r->gpu.driver, sizeof r->gpu.driver);
     r->gpu.driver_version = (int)jnum0(g, "driver_version");
     r->gpu.runtime_version = (int)jnum0(g, "runtime_version");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "ceilings");

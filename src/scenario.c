@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileutil.h"
 #include "prng.h"
 #include "tree.h"
 
@@ -782,28 +783,14 @@ int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *
 
 int vb_scenario_load_file(const char *path, vb_scenario_list *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+    char *text = vb_read_file(path, (size_t)64 << 20, NULL);
+    if (!text) {
+        if (errno == EFBIG)
+            fprintf(stderr, "%s: not a scenario file (larger than 64 MiB)\n", path);
+        else
+            fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
         return 1;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (n < 0 || n > (64l << 20)) {
-        fprintf(stderr, "%s: not a scenario file (size %ld bytes)\n", path, n);
-        fclose(f);
-        return 1;
-    }
-    char *text = malloc((size_t)n + 1);
-    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!text || got != (size_t)n) {
-        fprintf(stderr, "%s: cannot read the file\n", path);
-        free(text);
-        return 1;
-    }
-    text[n] = 0;
     int rc = vb_scenario_load_text(path, text, out);
     free(text);
     return rc;
