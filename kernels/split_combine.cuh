@@ -65,4 +65,14 @@ template <int kSplits, int kGranule> __global__ void combine_splits(vb_verify_pa
         p.lse[t * p.heads + h] = lsum > 0.f ? (mx + log2f(lsum)) * kLn2 : -CUDART_INF_F;
 }
 
+// The combine launch: one block per q row the grid covers (max_tokens * heads).
+template <int kSplits, int kGranule>
+inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, cudaStream_t stream)
+{
+    const unsigned rows = (unsigned)((int64_t)p.max_tokens * p.heads);
+    if (rows)
+        combine_splits<kSplits, kGranule><<<rows, 128, 0, stream>>>(p, ws);
+    return cudaGetLastError();
+}
+
 } // namespace vb

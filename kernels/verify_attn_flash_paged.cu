@@ -88,10 +88,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
         return cudaSuccess;
     split_kernel<<<dim3(rows, kSplits), kWarps * kWarp, 0, stream>>>(*p, ws);
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return e;
-    combine_splits<kSplits, 1><<<rows, 128, 0, stream>>>(*p, ws);
-    return cudaGetLastError();
+    return e != cudaSuccess ? e : launch_combine<kSplits, 1>(*p, ws, stream);
 }
 
 } // namespace

@@ -329,15 +329,11 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
         raised = true;
     }
     const unsigned row_tiles = (unsigned)((p->max_draft * p->heads + kRows - 1) / kRows);
-    const unsigned rows = (unsigned)((int64_t)p->max_tokens * p->heads);
-    if (rows == 0)
+    if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     split_kernel<<<dim3(kSplits, row_tiles, p->batch), kThreads, kSmemBytes, stream>>>(*p, ws);
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return e;
-    combine_splits<kSplits, kKeys><<<rows, 128, 0, stream>>>(*p, ws);
-    return cudaGetLastError();
+    return e != cudaSuccess ? e : launch_combine<kSplits, kKeys>(*p, ws, stream);
 }
 
 } // namespace

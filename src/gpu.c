@@ -512,7 +512,6 @@ void vb_gpu_run_eager(vb_gpu *g, const vb_kernel *const *ks, int nk, const vb_ca
 
 struct vb_graph_set {
     vb_gpu *g;
-    const vb_scenario *s;
     int nk, bucket, max_draft, captured;
     const vb_kernel *k[MAX_KERNELS];
     cudaGraphExec_t exec[MAX_KERNELS];
@@ -553,7 +552,7 @@ vb_graph_set *vb_graph_create(vb_gpu *g, const vb_scenario *s, const vb_kernel *
         free(gs);
         return NULL;
     }
-    gs->g = g, gs->s = s, gs->nk = nk, gs->bucket = s->bucket, gs->max_draft = vb_scenario_max_draft(s);
+    gs->g = g, gs->nk = nk, gs->bucket = s->bucket, gs->max_draft = vb_scenario_max_draft(s);
     memcpy(gs->k, ks, sizeof *ks * (size_t)nk);
     dev_caps caps = graph_caps(s, ks, nk);
     if (!dev_alloc(g, &gs->d, &caps)) {
