@@ -39,6 +39,10 @@ typedef struct vb_verify_params {
     int32_t max_draft;  /* most draft tokens of one request (T_max) */
     int32_t max_tokens; /* q/o rows the grid covers: batch * max_draft */
 
+    /* 1 when every prefix column of every mask row is 1 (SGLang's layout: its Triton kernel
+     * never reads them), so a kernel may skip those mask bytes; 0: apply them as written. */
+    int32_t prefix_visible;
+
     /* SGLang's buffers, read in place. Strides are in elements. */
     const uint16_t *q;          /* bf16 [tokens, heads, d_qk] */
     int64_t stride_q_token, stride_q_head;

@@ -112,6 +112,7 @@ static int build_mask(vb_instance *in)
 {
     int T = in->draft;
     int64_t off = 0;
+    vb_prng rng = vb_prng_make(in->mask_seed, 0x3A5C);
     for (int b = 0; b < in->batch; b++) {
         int64_t P = in->prefix_len[b], cols = P + T;
         int padding = b >= in->live_batch;
@@ -120,6 +121,8 @@ static int build_mask(vb_instance *in)
         for (int i = 0; i < T; i++) {
             uint8_t *row = in->custom_mask + off + (int64_t)i * cols;
             memset(row, 1, (size_t)P);
+            for (int64_t j = 0; in->prefix_hidden > 0 && !padding && j < P; j++)
+                row[j] = vb_prng_unit(&rng) >= in->prefix_hidden;
             for (int k = 0; k < T; k++)
                 row[P + k] = padding || vb_tree_sees(&in->tree, i, k);
         }
@@ -141,6 +144,8 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     in->live_batch = v->batch;
     in->draft = T;
     in->page_size = v->page_size;
+    in->prefix_hidden = s->prefix_hidden;
+    in->mask_seed = v->seed;
     in->tokens = (int64_t)B * T;
     in->live_tokens = (int64_t)v->batch * T;
     in->prefix_len = malloc(sizeof *in->prefix_len * (size_t)B);
@@ -336,6 +341,7 @@ vb_verify_params vb_instance_params(const vb_instance *in)
     p.sm_scale = in->sm_scale;
     p.max_draft = in->draft;
     p.max_tokens = (int32_t)in->tokens;
+    p.prefix_visible = in->prefix_hidden == 0; /* build_mask() wrote SGLang's all-visible prefix columns */
     p.q = in->q;
     p.stride_q_head = in->d_qk;
     p.stride_q_token = (int64_t)in->heads * in->d_qk;

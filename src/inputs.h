@@ -59,6 +59,8 @@ typedef struct vb_instance {
     vb_ibuf kv_indptr, kv_indices, qo_indptr, out_cache_loc, mask_indptr;
     uint8_t *custom_mask;
     int64_t mask_bytes;
+    double prefix_hidden;  /* share of prefix mask columns written 0 (0: SGLang's all-visible) */
+    uint64_t mask_seed;
 
     uint16_t *q;           /* bf16 [tokens, heads, d_qk] */
     uint16_t *kv;          /* bf16 [num_slots, d_qk] */

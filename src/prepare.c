@@ -65,4 +65,8 @@ void vb_shape_key(const vb_instance *in, const vb_scenario *s, char *out, size_t
              (long long)sum, (unsigned long long)hp, in->tree.nodes, (unsigned long long)ht, d->kv_indptr * 8,
              d->kv_indices * 8, d->qo_indptr * 8, d->out_cache_loc * 8, d->mask_indptr * 8,
              d->mask_is_bool ? "bool" : "uint8");
+    if (s->prefix_hidden > 0) { /* a mask SGLang never writes: never matches a dump of its layout */
+        size_t len = strlen(out);
+        snprintf(out + len, n > len ? n - len : 0, ".hidden%g", s->prefix_hidden);
+    }
 }

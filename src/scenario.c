@@ -547,10 +547,22 @@ static int valid_name(const char *n)
     return 1;
 }
 
+/* mask.prefix_hidden: SGLang writes 1 into every prefix column of the tree mask; a scenario
+ * may hide a share of them to prove that kernels apply the mask as written. */
+static void parse_mask(parse_ctx *c, const cJSON *m, vb_scenario *s)
+{
+    static const char *const keys[] = {"prefix_hidden", NULL};
+    if (m && want_object(c, m, "mask"))
+        check_keys(c, m, "mask", keys);
+    else
+        m = NULL;
+    get_num(c, m, "mask", "prefix_hidden", 0.0, 1.0, 0.0, &s->prefix_hidden);
+}
+
 static int parse_scenario(parse_ctx *c, const cJSON *obj, const char *default_name, vb_scenario *s)
 {
     static const char *const keys[] = {"name", "model", "batch", "tree", "kv_cache", "index_dtypes",
-                                       "graph", "timing", "seed", "sweep", NULL};
+                                       "mask", "graph", "timing", "seed", "sweep", NULL};
     int e0 = c->errors;
     int64_t seed;
     memset(s, 0, sizeof *s);
@@ -564,6 +576,7 @@ static int parse_scenario(parse_ctx *c, const cJSON *obj, const char *default_na
         perr(c, "name", "'%s' must be 1 to 99 letters, digits or ._+=,-/", s->name);
     get_int(c, obj, "", "seed", 0, INT64_MAX, 1, &seed);
     parse_model(c, obj, s);
+    parse_mask(c, cJSON_GetObjectItemCaseSensitive(obj, "mask"), s);
     parse_index_dtypes(c, cJSON_GetObjectItemCaseSensitive(obj, "index_dtypes"), &s->dtypes);
     parse_timing(c, cJSON_GetObjectItemCaseSensitive(obj, "timing"), &s->timing);
     if (parse_variant(c, obj, "", (uint64_t)seed, &s->base) == 0) {

@@ -60,6 +60,8 @@ typedef struct vb_scenario {
     double sm_scale;
     vb_variant base;
     vb_index_dtypes dtypes;
+    double prefix_hidden;     /* mask.prefix_hidden: share of prefix columns hidden per mask row
+                               * (0: SGLang's layout, every prefix column visible) */
     int graph_enabled;
     int bucket;               /* captured batch size, >= every variant's batch */
     int n_replays;

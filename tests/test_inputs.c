@@ -148,11 +148,46 @@ static void test_widths_and_overflow(void)
     vb_scenario_list_free(&l);
 }
 
+/* mask.prefix_hidden writes zeros into about that share of the prefix columns (and none into
+ * padding requests' blocks or the tree part), and tells kernels the prefix is not all visible. */
+static void test_hidden_prefix(void)
+{
+    vb_scenario_list l = load("[{\"name\": \"sg\", \"batch\": {\"size\": 2, \"prefix_len\": 500}},"
+                              " {\"name\": \"h\", \"batch\": {\"size\": 2, \"prefix_len\": 500},"
+                              "  \"mask\": {\"prefix_hidden\": 0.25}}]");
+    vb_instance sg, h;
+    if (build(&l.items[0], &l.items[0].base, 0, &sg) || build(&l.items[1], &l.items[1].base, 3, &h))
+        return;
+    CHECK(vb_instance_params(&sg).prefix_visible == 1 && vb_instance_params(&h).prefix_visible == 0);
+    int64_t hidden = 0, prefix_cols = 0, tree_same = 1;
+    for (int b = 0; b < h.batch; b++) {
+        const int64_t P = h.prefix_len[b], T = h.draft, off = vb_ibuf_get(h.mask_indptr.data, h.mask_indptr.width, b);
+        for (int64_t i = 0; i < T; i++) {
+            const uint8_t *row = h.custom_mask + off + i * (P + T);
+            for (int64_t j = 0; j < P; j++) {
+                if (b < h.live_batch)
+                    prefix_cols++, hidden += row[j] == 0;
+                else
+                    CHECK(row[j] == 1); /* padding requests keep SGLang's all-visible block */
+            }
+            if (b < sg.batch)
+                for (int64_t k = 0; k < T; k++)
+                    tree_same &= row[P + k] == sg.custom_mask[off + i * (P + T) + P + k];
+        }
+    }
+    CHECK_MSG(hidden > 0.2 * prefix_cols && hidden < 0.3 * prefix_cols, "%lld of %lld hidden", (long long)hidden,
+              (long long)prefix_cols);
+    CHECK(tree_same);
+    vb_instance_free(&sg), vb_instance_free(&h);
+    vb_scenario_list_free(&l);
+}
+
 int main(void)
 {
     test_value_mapping();
     test_determinism();
     test_layouts();
     test_widths_and_overflow();
+    test_hidden_prefix();
     TEST_MAIN_END();
 }

@@ -113,6 +113,8 @@ static void test_errors(void)
     expect_error("{\"batch\": {\"size\": \"8\"}}", "batch.size: expected an integer, got a string");
     expect_error("{\"batch\": {\"size\": 2.5}}", "batch.size: expected an integer, got 2.5");
     expect_error("{\"batch\": {\"size\": 0}}", "batch.size: 0 is out of range [1, 1024]");
+    expect_error("{\"mask\": {\"prefix_hidden\": 1.5}}", "x.json: mask.prefix_hidden: 1.5 is out of range");
+    expect_error("{\"mask\": {\"prefix_visible\": 1}}", "x.json: mask.prefix_visible: unknown key");
     expect_error("{\"batch\": {\"prefix_len\": 300000}}", "batch.prefix_len: 300000 exceeds the maximum context 262144");
     expect_error("{\"batch\": {\"prefix_len\": 262140}}", "batch.prefix_len: 262140 plus 9 draft tokens exceeds the maximum context 262144");
     expect_error("{\"batch\": {\"prefix_len\": -1}}", "batch.prefix_len: -1 is below the minimum 0");
