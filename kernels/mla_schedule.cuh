@@ -1,0 +1,270 @@
+// Device-side split scheduling for kernels that give one CTA all T·H rows of a request (or
+// of one row tile of it) against a slice of its KV, and the combine step for the slices.
+//
+// The work of a launch is a stream of units u = (request b, row tile rt), in request order.
+// Unit u costs c0 + tiles(b) positions: c0 stands for a piece's fixed cost (reading Q into
+// L1, writing a partial, merging it) and tiles(b) = ceil((P_b + T_b) / kKeys) are its KV
+// tiles. A grid of G CTAs (one per SM, fixed for a captured batch size) cuts the stream into
+// G equal spans of at least min_span positions; CTA g processes the tiles that fall in span
+// g. Every CTA derives the same cut from kv_indptr / qo_indptr, so no host step, metadata
+// launch or synchronisation is needed and a graph captured once replays any lengths:
+// a batch mixing 200k- and 500-token requests splits the long ones until every CTA has the
+// same number of tiles, one 200k-token request is spread over every SM, and a short batch
+// is cut into few pieces (min_span) instead of a fixed 64.
+//
+// A unit that falls into one span is written to o directly. A unit cut by span boundaries
+// leaves one fp32 partial (unnormalised O, running max and sum) per piece in the workspace;
+// the combine launch merges them. Partial slots are fixed by the cut: CTA g writes the
+// first unit it touches to slot 2g and the last to slot 2g+1 (a unit in the middle of a
+// span is never cut), so a unit cut over CTAs g0..g1 sits in slot0 (2·g0 or 2·g0+1) and
+// then 2·g for g = g0+1..g1. CTA g0 records (pieces, slot0) in the unit's plan entry every
+// launch; the combine reads only plan entries of units present in this launch.
+#pragma once
+
+#include "verify_common.cuh"
+
+namespace vb {
+
+struct PlanEntry {
+    int pieces; // CTAs that hold a piece of the unit (1: written to o directly)
+    int slot0;  // partial slot of the first piece
+};
+
+// Fixed per launch configuration: depends only on the capture limits and the device.
+struct SchedConfig {
+    int grid;        // CTAs of the main launch (one per SM)
+    int rows;        // rows per unit (row tile): a multiple of 8
+    int row_tiles;   // most row tiles of one request: ceil(max_draft * heads / rows)
+    int c0;          // fixed cost of a piece, in tiles
+    int min_span;    // smallest span, in tiles
+};
+
+// Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
+// and the rows x d_v unnormalised output, then cta_bytes of scratch per CTA (a kernel's own
+// per-piece staging, e.g. q in the order its MMAs read it).
+struct SchedWorkspace {
+    PlanEntry *plan;
+    float2 *ml;
+    float *acc;
+    unsigned char *cta_scratch;
+
+    __host__ __device__ SchedWorkspace(void *ws, const SchedConfig &c, int batch, int d_v)
+    {
+        plan = static_cast<PlanEntry *>(ws);
+        ml = reinterpret_cast<float2 *>(static_cast<char *>(ws) + plan_bytes(c, batch));
+        acc = reinterpret_cast<float *>(ml + (size_t)2 * c.grid * c.rows);
+        cta_scratch = reinterpret_cast<unsigned char *>(acc + (size_t)2 * c.grid * c.rows * d_v);
+    }
+
+    static size_t bytes(const SchedConfig &c, int batch, int d_v, size_t cta_bytes)
+    {
+        return plan_bytes(c, batch) + (size_t)2 * c.grid * c.rows * (sizeof(float2) + sizeof(float) * d_v) +
+               (size_t)c.grid * cta_bytes;
+    }
+
+  private:
+    static __host__ __device__ size_t plan_bytes(const SchedConfig &c, int batch)
+    {
+        return (sizeof(PlanEntry) * (size_t)batch * c.row_tiles + 255) / 256 * 256;
+    }
+};
+
+// One request as a unit sees it, read from the index buffers.
+struct Request {
+    int64_t q0, T, kv0, P, mask0;
+    int tiles, row_tiles;
+};
+
+template <int kKeys>
+__device__ __forceinline__ Request load_request(const vb_verify_params &p, const SchedConfig &c, int b)
+{
+    Request r;
+    r.q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
+    r.T = load_index(p.qo_indptr, p.qo_indptr_width, b + 1) - r.q0;
+    r.kv0 = load_index(p.kv_indptr, p.kv_indptr_width, b);
+    r.P = load_index(p.kv_indptr, p.kv_indptr_width, b + 1) - r.kv0;
+    r.mask0 = load_index(p.mask_indptr, p.mask_indptr_width, b);
+    r.tiles = (int)((r.P + r.T + kKeys - 1) / kKeys);
+    r.row_tiles = r.T > 0 ? (int)((r.T * p.heads + c.rows - 1) / c.rows) : 0;
+    return r;
+}
+
+// A piece: the tiles [tile_lo, tile_hi) of unit (b, rt), and where its result goes.
+struct Piece {
+    int b, rt;
+    int tile_lo, tile_hi;
+    bool direct;     // the whole unit: write o and lse
+    int slot;        // else: the partial slot
+    bool plan_owner; // this CTA records the unit's plan entry
+    PlanEntry plan;
+};
+
+// The cut, as every CTA of the main launch derives it. Built once per CTA by all its
+// threads (start_positions needs the whole block), then walked piece by piece.
+template <int kKeys, int kThreads> struct Schedule {
+    int span, begin, end; // this CTA's positions [begin, end)
+    int b, rt;            // the unit the walk is at
+    int64_t unit_start;   // its first position
+    Request req;
+
+    // Exclusive prefix of unit costs over requests into pos[0 .. batch]; returns the total.
+    // pos must hold batch + 1 ints of shared memory. Needs every thread of the block.
+    static __device__ int start_positions(const vb_verify_params &p, const SchedConfig &c, int *pos)
+    {
+        __shared__ int warp_sum[kThreads / kWarp];
+        __shared__ int carry;
+        constexpr int kPer = 4;
+        if (threadIdx.x == 0)
+            carry = 0;
+        __syncthreads();
+        for (int base = 0; base < p.batch; base += kThreads * kPer) {
+            int cost[kPer], sum = 0;
+#pragma unroll
+            for (int k = 0; k < kPer; k++) {
+                int b = base + threadIdx.x * kPer + k;
+                cost[k] = 0;
+                if (b < p.batch) {
+                    Request r = load_request<kKeys>(p, c, b);
+                    cost[k] = r.row_tiles * (r.tiles + c.c0);
+                }
+                sum += cost[k];
+            }
+            int incl = sum; // inclusive scan over the warp, then over warps
+#pragma unroll
+            for (int o = 1; o < kWarp; o *= 2) {
+                int y = __shfl_up_sync(0xffffffffu, incl, o);
+                if (threadIdx.x % kWarp >= o)
+                    incl += y;
+            }
+            if (threadIdx.x % kWarp == kWarp - 1)
+                warp_sum[threadIdx.x / kWarp] = incl;
+            __syncthreads();
+            int before = carry;
+            for (int w = 0; w < (int)(threadIdx.x / kWarp); w++)
+                before += warp_sum[w];
+            int run = before + incl - sum;
+#pragma unroll
+            for (int k = 0; k < kPer; k++) {
+                int b = base + threadIdx.x * kPer + k;
+                if (b < p.batch)
+                    pos[b] = run;
+                run += cost[k];
+            }
+            __syncthreads();
+            if (threadIdx.x == kThreads - 1)
+                carry = run;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            pos[p.batch] = carry;
+        __syncthreads();
+        return pos[p.batch];
+    }
+
+    // Positions this CTA covers, and the unit holding the first of them.
+    __device__ bool start(const vb_verify_params &p, const SchedConfig &c, const int *pos, int total)
+    {
+        span = max((total + c.grid - 1) / c.grid, c.min_span);
+        begin = (int)blockIdx.x * span;
+        end = min(begin + span, total);
+        if (begin >= end)
+            return false;
+        int lo = 0, hi = p.batch; // pos[lo] <= begin < pos[hi]
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (pos[mid] <= begin)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        b = lo;
+        req = load_request<kKeys>(p, c, b);
+        const int cost = req.tiles + c.c0;
+        rt = (begin - pos[b]) / cost;
+        unit_start = pos[b] + (int64_t)rt * cost;
+        return true;
+    }
+
+    // The next non-empty piece of this CTA, or false when its span is done.
+    __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc)
+    {
+        for (;;) {
+            while (rt >= req.row_tiles) { // requests without draft tokens have no units
+                if (++b >= p.batch)
+                    return false;
+                req = load_request<kKeys>(p, c, b);
+                rt = 0;
+            }
+            if (unit_start >= end)
+                return false;
+            const int64_t first_tile = unit_start + c.c0, unit_end = first_tile + req.tiles;
+            const int64_t lo = max((int64_t)begin, first_tile), hi = min((int64_t)end, unit_end);
+            pc.b = b, pc.rt = rt;
+            pc.tile_lo = (int)(lo - first_tile), pc.tile_hi = (int)(hi - first_tile);
+            const int g0 = (int)(first_tile / span), g1 = (int)((unit_end - 1) / span);
+            pc.plan.pieces = g1 - g0 + 1;
+            pc.plan.slot0 = 2 * g0 + ((int64_t)g0 * span >= unit_start ? 0 : 1);
+            pc.direct = pc.plan.pieces == 1;
+            pc.plan_owner = (int)blockIdx.x == g0;
+            pc.slot = pc.plan_owner ? pc.plan.slot0 : 2 * (int)blockIdx.x;
+            unit_start = unit_end;
+            rt++;
+            if (hi > lo)
+                return true;
+        }
+    }
+};
+
+// The combine launch: one block of 128 threads per q row (grid-strided), merging the
+// partials of rows whose unit was cut. Rows of uncut units were written by the main launch.
+template <int kDv>
+__global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
+{
+    static_assert(kDv == 128 * 4, "one float4 of the row per thread");
+    SchedWorkspace w(ws, c, p.batch, kDv);
+    const int64_t rows = load_index(p.qo_indptr, p.qo_indptr_width, p.batch) * p.heads;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const int64_t t = row / p.heads;
+        const int h = (int)(row % p.heads);
+        int lo = 0, hi = p.batch; // qo_indptr[lo] <= t < qo_indptr[hi]
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (load_index(p.qo_indptr, p.qo_indptr_width, mid) <= t)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const int64_t local = (t - load_index(p.qo_indptr, p.qo_indptr_width, lo)) * p.heads + h;
+        const int rt = (int)(local / c.rows), rr = (int)(local % c.rows);
+        const PlanEntry plan = w.plan[(size_t)lo * c.row_tiles + rt];
+        if (plan.pieces <= 1)
+            continue;
+        float mx = -CUDART_INF_F;
+        for (int k = 0; k < plan.pieces; k++) {
+            const int slot = k ? 2 * (plan.slot0 / 2 + k) : plan.slot0;
+            const float2 ml = w.ml[(size_t)slot * c.rows + rr];
+            if (ml.y > 0.f)
+                mx = fmaxf(mx, ml.x);
+        }
+        float lsum = 0.f;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int k = 0; k < plan.pieces; k++) {
+            const int slot = k ? 2 * (plan.slot0 / 2 + k) : plan.slot0;
+            const float2 ml = w.ml[(size_t)slot * c.rows + rr];
+            if (!(ml.y > 0.f))
+                continue;
+            const float f = exp2f(ml.x - mx);
+            lsum += ml.y * f;
+            const float4 v = reinterpret_cast<const float4 *>(w.acc + ((size_t)slot * c.rows + rr) * kDv)[threadIdx.x];
+            acc.x += v.x * f, acc.y += v.y * f, acc.z += v.z * f, acc.w += v.w * f;
+        }
+        const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
+        __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(p.o + t * p.stride_o_token + h * p.stride_o_head);
+        o[2 * threadIdx.x] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+        o[2 * threadIdx.x + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
+        if (p.lse && threadIdx.x == 0)
+            p.lse[t * p.heads + h] = lsum > 0.f ? (mx + log2f(lsum)) * kLn2 : -CUDART_INF_F;
+    }
+}
+
+} // namespace vb

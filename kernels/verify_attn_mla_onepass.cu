@@ -1,0 +1,693 @@
+// mla_onepass: one CTA holds every row of a request (T·H rows, up to 72 at a time) against
+// a slice of its KV, so each KV byte is read from memory once per request (once per row tile
+// when a request has more than 72 rows).
+//
+// Tiling (portable: sm_80 and up, bf16 mma.sync m16n8k16 with fp32 accumulation, 8 warps):
+// - Rows: row r = draft token i·H + head h. A unit is one row tile of kRows = 8·kN8 rows
+//   (72 for 9 tokens × 8 heads); a request with more rows gets several row tiles, each its
+//   own unit, placed side by side in the schedule so they read the same KV at the same time.
+// - Keys on the MMA's M side, rows on N: Sᵀ = K·Qᵀ and Oᵀ = Vᵀ·Pᵀ, so rows pad only to the
+//   n8 granularity (72 rows are 9 n8 tiles, nothing wasted).
+// - KV: tiles of 32 keys (36 KB) in two shared-memory stages filled by cp.async; each thread
+//   copies 9 chunks of one key, whose slot it looked up one tile earlier. The 16-byte chunks
+//   of a key row are XOR-swizzled within 128 bytes, so ldmatrix reads of 8 consecutive keys
+//   hit 8 distinct bank groups. Keys past the request's end are zero-filled and hidden.
+// - Sᵀ: warp w takes key half w % 2 (16 keys, one m16) and row group w / 2 (2 or 3 n8 tiles);
+//   K comes from shared memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
+//   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
+//   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds two MMAs,
+//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
+// - Softmax: online, log2 domain; the two key halves of a row group exchange row maxima
+//   through shared memory; Pᵀ goes to shared memory in bf16. The rescale of Oᵀ is skipped in
+//   tiles where no row's max moved.
+// - Oᵀ: every warp owns 64 of the 512 value dims for all rows (16·kN8 fp32 accumulators per
+//   thread: 144 at 72 rows), reading Vᵀ and Pᵀ with ldmatrix.trans.
+// - Mask: tiles holding draft-token columns read it; tiles of prefix columns read it only
+//   when the caller does not promise prefix_visible (SGLang's layout promises it).
+// - Splits: mla_schedule.cuh cuts the batch into equal spans per SM on the device; a unit
+//   inside one span writes o and lse directly, a cut one leaves partials for the combine.
+// Shared memory: Smem<9>::bytes = 83 KB at 72 rows, within the 99 KB of sm_86/89/120.
+#include <cstdio>
+
+#include "mla_schedule.cuh"
+
+namespace {
+
+using namespace vb;
+
+constexpr int kKeys = 32;
+constexpr int kWarps = 8;                  // 255 registers each, 144 of them Oᵀ accumulators
+constexpr int kThreads = kWarps * kWarp;
+constexpr int kDimsPerWarp = 512 / kWarps;  // value dims each warp accumulates
+constexpr int kDimTiles = kDimsPerWarp / 16;
+constexpr int kLoaders = kThreads / kKeys;  // threads copying one key row of a tile
+constexpr int kDqk = 576, kDv = 512;
+constexpr int kRowBytes = kDqk * 2;        // one KV or q row: 1152 bytes, 72 chunks of 16
+constexpr int kChunks = kRowBytes / 16;
+constexpr int kMaxN8 = 9;                  // at most 72 rows per unit: 144 accumulators per thread
+constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives in the KV stages
+constexpr int kC0 = 2, kMinSpan = 1;       // schedule: piece overhead and smallest span, in tiles
+constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in B-fragment order
+
+// Shared memory of one configuration; every offset a multiple of 16 bytes.
+template <int kN8> struct Smem {
+    static constexpr int kRows = 8 * kN8;
+    static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
+    static constexpr int kv = 0;                                  // [2][kKeys][kRowBytes]
+    static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
+    static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
+    static constexpr int rmax = mask + 2 * kRows * kKeys;         // [2][kRows] tile maxima per key half
+    static constexpr int corr = rmax + 2 * kRows * 4;             // [kRows] rescale of this tile
+    static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
+    static constexpr int rsum = moved + 16;                       // [2][kRows] running sums per key half
+    static constexpr int rm = rsum + 2 * kRows * 4;               // [2][kRows] running max, by tile parity
+    static constexpr int tok = rm + 2 * kRows * 4;                // [kRows] draft token of a row, from tok_lo
+    static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
+};
+
+// What every thread needs to know about the piece it works on, kept in shared memory so that
+// it costs no registers across the tile loop (the Oᵀ accumulators take 144 of them).
+struct PieceState {
+    Request rq;
+    Piece pc;
+    int64_t keys;    // P + T
+    int64_t tok_lo;  // first draft token of the piece's rows
+    int row0, nrows; // rows [row0, row0 + nrows) of the request
+    int ntok;        // draft tokens those rows span
+};
+
+// ---- instructions (sm_80+) ----------------------------------------------------------------
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+// 16 bytes of global memory written earlier in this launch by the same CTA: a plain
+// (L1-cached, coherent) load, not the read-only path.
+__device__ __forceinline__ uint4 ldg128(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ void ldsm_x4_t(unsigned (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x2_t(unsigned (&r)[2], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(addr));
+}
+__device__ __forceinline__ unsigned movmatrix_t(unsigned x)
+{
+    unsigned y;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+    return y;
+}
+// c += a (16x16 bf16, row) · b (16x8 bf16, col), fp32 accumulators.
+__device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                    unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<unsigned *>(&v);
+}
+__device__ __forceinline__ void named_barrier(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The 16-byte chunk q of key row j lives at chunk (q & ~7) | ((q & 7) ^ swz(j)). Rows 2i and
+// 2i+1 differ in bit 2 (the Sᵀ reads: 8 lanes, 2 rows × 4 chunks) and any 8 consecutive
+// rows give 8 distinct values (ldmatrix: 8 rows, one chunk).
+__device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 3); }
+
+// ---- one piece -------------------------------------------------------------------------------
+
+template <int kN8, int kSW> struct Onepass {
+    using L = Smem<kN8>;
+    static constexpr int kRows = L::kRows;
+    static constexpr int kGroups = kSW / 2;                    // row groups of the Sᵀ warps
+    static constexpr int kNt = (kN8 + kGroups - 1) / kGroups;  // most n8 row tiles of one group
+    static constexpr int kMaskWords = kRows * kKeys / kThreads / 4 + 1; // staged mask bytes, 4 a word
+
+    const vb_verify_params &p;
+    unsigned char *smem;
+    const PieceState &ps;
+    const int tid, warp, lane, g, t; // g = lane / 4 (MMA group), t = lane % 4
+
+    // Loader role: key tid / kLoaders of every tile, chunks (tid % kLoaders) + kLoaders·i.
+    int64_t slot_next; // slot of this thread's key in the tile after the one being issued
+    unsigned mask_reg[kMaskWords];
+
+    // Sᵀ role (warp < kSW): key half warp % 2, n8 row tiles [j_lo, j_lo + nt). The running
+    // max and sums of the rows live in shared memory (rm, rsum), not in registers.
+    int j_lo, nt;
+
+    // Oᵀ role (every warp): value dims [64·warp, 64·warp + 64) of every row.
+    float o[kDimTiles][kN8][4];
+
+    __device__ Onepass(const vb_verify_params &p_, unsigned char *smem_, const PieceState &ps_)
+        : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
+          g(lane / 4), t(lane % 4)
+    {
+        const int grp = warp / 2;
+        j_lo = grp * kN8 / kGroups;
+        nt = (grp + 1) * kN8 / kGroups - j_lo;
+    }
+
+    __device__ int64_t key_slot(int64_t j) const
+    {
+        const Request &rq = ps.rq;
+        if (j >= ps.keys)
+            return 0;
+        return j < rq.P ? load_index(p.kv_indices, p.kv_indices_width, rq.kv0 + j)
+                        : load_index(p.out_cache_loc, p.out_cache_loc_width, rq.q0 + j - rq.P);
+    }
+
+    __device__ bool tile_needs_mask(int tile) const
+    {
+        return !p.prefix_visible || (int64_t)(tile + 1) * kKeys > ps.rq.P;
+    }
+
+    // Issue the cp.async copies of one tile's KV rows into stage st.
+    __device__ void issue_kv(int tile, int st, int64_t slot)
+    {
+        const int key = tid / kLoaders, sub = tid % kLoaders;
+        const bool valid = (int64_t)tile * kKeys + key < ps.keys;
+        const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot);
+        const unsigned row = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes);
+        const unsigned dst = row + 16 * ((sub & ~7) | ((sub & 7) ^ swz(key)));
+#pragma unroll
+        for (int i = 0; i < (kChunks + kLoaders - 1) / kLoaders; i++)
+            if (sub + kLoaders * i < kChunks)
+                cp_async16(dst + 16 * kLoaders * i, src + 16 * (sub + kLoaders * i), valid);
+    }
+
+    // Mask bytes of one tile (the piece's tokens × 32 keys) into registers, 4 to a word.
+    __device__ void load_mask(int tile)
+    {
+        const int64_t keys = ps.keys, base = ps.rq.mask0 + ps.tok_lo * keys + (int64_t)tile * kKeys;
+        const int ntok = ps.ntok;
+#pragma unroll
+        for (int w = 0; w < kMaskWords; w++) {
+            unsigned word = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int e = tid + kThreads * (4 * w + k), tk = e / kKeys, key = e % kKeys;
+                if (tk < ntok && (int64_t)tile * kKeys + key < keys)
+                    word |= (unsigned)__ldg(p.custom_mask + base + tk * keys + key) << (8 * k);
+            }
+            mask_reg[w] = word;
+        }
+    }
+    __device__ void store_mask(int st)
+    {
+        uint8_t *mk = smem + L::mask + st * kRows * kKeys;
+#pragma unroll
+        for (int w = 0; w < kMaskWords; w++)
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int e = tid + kThreads * (4 * w + k);
+                if (e < kRows * kKeys)
+                    mk[e] = (uint8_t)(mask_reg[w] >> (8 * k));
+            }
+    }
+
+    // Per-row token indices and running stats into shared memory, the piece's q into qfrag
+    // in B-fragment order; zero accumulators. Ends with a barrier (qfrag is read after it).
+    __device__ void begin_piece(uint4 *qfrag)
+    {
+        uint8_t *tok = smem + L::tok;
+        float *rsum = reinterpret_cast<float *>(smem + L::rsum), *rm = reinterpret_cast<float *>(smem + L::rm);
+        for (int r = tid; r < kRows; r += kThreads) {
+            const int64_t lr = ps.row0 + min(r, ps.nrows - 1); // rows past the piece repeat its last
+            tok[r] = (uint8_t)(lr / p.heads - ps.tok_lo);
+            rsum[r] = rsum[kRows + r] = 0.f;
+            rm[kRows + r] = -CUDART_INF_F; // "tile -1" of the parity buffers
+        }
+        if (tid == 0)
+            reinterpret_cast<int *>(smem + L::moved)[0] = 0;
+        // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
+        // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
+        // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
+#pragma unroll 4
+        for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
+            const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
+            const int64_t lr = ps.row0 + min(8 * j + ln / 4, ps.nrows - 1);
+            const unsigned *q = reinterpret_cast<const unsigned *>(
+                p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head);
+            const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
+            qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
+        }
+#pragma unroll
+        for (int m = 0; m < kDimTiles; m++)
+#pragma unroll
+            for (int j = 0; j < kN8; j++)
+                o[m][j][0] = o[m][j][1] = o[m][j][2] = o[m][j][3] = 0.f;
+        __syncthreads();
+    }
+
+    // Sᵀ for this warp's 16 keys × its NT row tiles, scaled to the log2 domain and masked.
+    // NT is a template argument so that no MMA is predicated.
+    template <int NT> __device__ void scores(int tile, int st, const uint4 *qfrag, float (&s)[NT][4])
+    {
+        const int kw = warp % 2;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+            s[jj][0] = s[jj][1] = s[jj][2] = s[jj][3] = 0.f;
+        const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
+        // ldmatrix rows: key 16·kw + 8·(mi & 1) + r8, chunk 2·step + (mi >> 1) (swizzled by r8).
+        const int mi = lane / 8, r8 = lane % 8;
+        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 16 * kw + 8 * (mi & 1) + r8) * kRowBytes);
+        const int sw = swz(r8);
+#pragma unroll
+        for (int ds = 0; ds < kChunks / 4; ds++) {
+            unsigned a[2][4];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int chunk = 4 * ds + 2 * e + (mi >> 1);
+                ldsm_x4(a[e], krow + 16 * ((chunk & ~7) | ((chunk & 7) ^ sw)));
+            }
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++) {
+                const uint4 qv = ldg128(qf + ((size_t)jj * (kChunks / 4) + ds) * kWarp);
+                mma(s[jj], a[0][0], a[0][1], a[0][2], a[0][3], qv.x, qv.y);
+                mma(s[jj], a[1][0], a[1][1], a[1][2], a[1][3], qv.z, qv.w);
+            }
+        }
+        const float scale = p.sm_scale * kLog2e;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[jj][e] *= scale;
+        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
+        if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
+            return; // a full tile of prefix columns the caller promised visible
+        const uint8_t *mk = smem + L::mask + st * kRows * kKeys, *tok = smem + L::tok;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int key = 16 * kw + g + 8 * (e / 2), row = 8 * (j_lo + jj) + 2 * t + e % 2;
+                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
+                s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
+            }
+    }
+
+    // Online softmax of one tile: new maxima (shared with the other key half), Pᵀ to shared
+    // memory, the rescale factor of every row for the Oᵀ warps, the running sums.
+    template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
+    {
+        const int kw = warp % 2;
+        float *rmax = reinterpret_cast<float *>(smem + L::rmax);
+        float *corr = reinterpret_cast<float *>(smem + L::corr);
+        float *rsum = reinterpret_cast<float *>(smem + L::rsum) + kw * kRows;
+        float *rm = reinterpret_cast<float *>(smem + L::rm);
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float mx = fmaxf(s[jj][e], s[jj][e + 2]);
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+                if (g == 0)
+                    rmax[kw * kRows + 8 * (j_lo + jj) + 2 * t + e] = mx;
+            }
+        named_barrier(1 + warp / 2, 2 * kWarp);
+        unsigned char *pt = smem + L::pt;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++) {
+            const int j = j_lo + jj;
+            float mu[2], c[2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int row = 8 * j + 2 * t + e;
+                const float mold = rm[(par ^ 1) * kRows + row];
+                const float mnew = fmaxf(mold, fmaxf(rmax[row], rmax[kRows + row]));
+                mu[e] = mnew == -CUDART_INF_F ? 0.f : mnew; // nothing visible yet: keep zeros
+                c[e] = exp2f(mold - mu[e]);
+                if (kw == 0 && g == 0) {
+                    corr[row] = c[e], rm[par * kRows + row] = mnew;
+                    if (mnew != mold)
+                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                }
+            }
+            float ls[2] = {0.f, 0.f};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                s[jj][e] = exp2f(s[jj][e] - mu[e % 2]);
+                ls[e % 2] += s[jj][e];
+            }
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 4);
+                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 8);
+                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 16);
+                const int row = 8 * j + 2 * t + e;
+                if (g == 0)
+                    rsum[row] = rsum[row] * c[e] + ls[e];
+            }
+            const int col = 2 * (8 * j + 2 * t);
+            *reinterpret_cast<unsigned *>(pt + (16 * kw + g) * L::kPStride + col) = pack_bf16(s[jj][0], s[jj][1]);
+            *reinterpret_cast<unsigned *>(pt + (16 * kw + g + 8) * L::kPStride + col) = pack_bf16(s[jj][2], s[jj][3]);
+        }
+    }
+
+    // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
+    __device__ void accumulate(int st)
+    {
+        const float *corr = reinterpret_cast<const float *>(smem + L::corr);
+        // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then.
+        if (reinterpret_cast<const int *>(smem + L::moved)[st]) {
+#pragma unroll
+            for (int j = 0; j < kN8; j++) {
+                const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
+#pragma unroll
+                for (int m = 0; m < kDimTiles; m++)
+                    o[m][j][0] *= c.x, o[m][j][1] *= c.y, o[m][j][2] *= c.x, o[m][j][3] *= c.y;
+            }
+        }
+        const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
+        const unsigned kv = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
+        const unsigned pt = smem_u32(smem + L::pt);
+#pragma unroll
+        for (int ks = 0; ks < 2; ks++) {
+            unsigned a[kDimTiles][4];
+            const int vkey = 16 * ks + 8 * (mi / 2) + r8;
+#pragma unroll
+            for (int m = 0; m < kDimTiles; m++) {
+                const int chunk = (kDimsPerWarp * warp + 16 * m) / 8 + mi % 2;
+                ldsm_x4_t(a[m], kv + vkey * kRowBytes + 16 * ((chunk & ~7) | ((chunk & 7) ^ fl)));
+            }
+            const int pkey = 16 * ks + 8 * (mi % 2) + r8;
+#pragma unroll
+            for (int q = 0; q < kN8 / 2; q++) {
+                unsigned b[4];
+                ldsm_x4_t(b, pt + pkey * L::kPStride + 2 * (16 * q + 8 * (mi / 2)));
+#pragma unroll
+                for (int m = 0; m < kDimTiles; m++) {
+                    mma(o[m][2 * q], a[m][0], a[m][1], a[m][2], a[m][3], b[0], b[1]);
+                    mma(o[m][2 * q + 1], a[m][0], a[m][1], a[m][2], a[m][3], b[2], b[3]);
+                }
+            }
+            if (kN8 % 2) {
+                unsigned b[2];
+                ldsm_x2_t(b, pt + pkey * L::kPStride + 2 * (16 * (kN8 / 2)));
+#pragma unroll
+                for (int m = 0; m < kDimTiles; m++)
+                    mma(o[m][kN8 - 1], a[m][0], a[m][1], a[m][2], a[m][3], b[0], b[1]);
+            }
+        }
+    }
+
+    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
+    {
+        if constexpr (NT > 0) {
+            float s[NT][4];
+            scores<NT>(tile, st, qfrag, s);
+            softmax<NT>(s, st);
+        }
+    }
+
+    // Every tile of the piece through the two-stage pipeline.
+    __device__ void run_tiles(const uint4 *qfrag)
+    {
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
+        const int64_t slot = key_slot((int64_t)lo * kKeys + key);
+        slot_next = lo + 1 < hi ? key_slot((int64_t)(lo + 1) * kKeys + key) : 0;
+        if (tile_needs_mask(lo))
+            load_mask(lo);
+        issue_kv(lo, 0, slot);
+        cp_async_commit();
+        for (int tile = lo; tile < hi; tile++) {
+            const int st = (tile - lo) & 1;
+            cp_async_wait_all();
+            if (tile_needs_mask(tile))
+                store_mask(st);
+            __syncthreads(); // tile landed everywhere; the previous tile's readers are done
+            if (tile + 1 < hi) {
+                issue_kv(tile + 1, st ^ 1, slot_next);
+                cp_async_commit();
+                slot_next = tile + 2 < hi ? key_slot((int64_t)(tile + 2) * kKeys + key) : 0;
+                if (tile_needs_mask(tile + 1))
+                    load_mask(tile + 1);
+            }
+            if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
+                if (nt == kNt)
+                    score_tile<kNt>(tile, st, qfrag);
+                else
+                    score_tile<kN8 / kGroups>(tile, st, qfrag);
+            }
+            __syncthreads(); // Pᵀ and the rescale factors are complete
+            accumulate(st);
+            if (tid == 0)
+                reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
+        }
+    }
+
+    // The stage (and max parity) of the piece's last tile.
+    __device__ int last_parity() const { return (ps.pc.tile_hi - 1 - ps.pc.tile_lo) & 1; }
+
+    __device__ int64_t row_token(int r) const { return ps.rq.q0 + (ps.row0 + r) / p.heads; }
+    __device__ int row_head(int r) const { return (ps.row0 + r) % p.heads; }
+
+    // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes), lse per row.
+    __device__ void write_output()
+    {
+        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm) + last_parity() * kRows;
+        const int nrows = ps.nrows;
+#pragma unroll
+        for (int j = 0; j < kN8; j++) {
+            const int ra = 8 * j + 2 * t;
+            const float la = rsum[ra] + rsum[kRows + ra], lb = rsum[ra + 1] + rsum[kRows + ra + 1];
+            const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
+            const int r = 8 * j + g;
+            uint16_t *dst = r < nrows ? p.o + row_token(r) * p.stride_o_token + row_head(r) * p.stride_o_head : nullptr;
+#pragma unroll
+            for (int m = 0; m < kDimTiles; m++) {
+                const unsigned lo = movmatrix_t(pack_bf16(o[m][j][0] * ia, o[m][j][1] * ib));
+                const unsigned hi = movmatrix_t(pack_bf16(o[m][j][2] * ia, o[m][j][3] * ib));
+                if (dst) {
+                    const int d = kDimsPerWarp * warp + 16 * m + 2 * t;
+                    *reinterpret_cast<unsigned *>(dst + d) = lo;
+                    *reinterpret_cast<unsigned *>(dst + d + 8) = hi;
+                }
+            }
+        }
+        if (p.lse && tid < nrows) {
+            const float l = rsum[tid] + rsum[kRows + tid];
+            p.lse[row_token(tid) * p.heads + row_head(tid)] = l > 0.f ? (rm[tid] + log2f(l)) * kLn2 : -CUDART_INF_F;
+        }
+    }
+
+    // A cut unit: the unnormalised Oᵀ and the row stats into the piece's partial slot.
+    __device__ void write_partial(const SchedWorkspace &w)
+    {
+        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm) + last_parity() * kRows;
+        const int nrows = ps.nrows, slot = ps.pc.slot;
+        float *acc = w.acc + (size_t)slot * kRows * kDv;
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int r = 8 * j + 2 * t + e;
+                if (r >= nrows)
+                    continue;
+#pragma unroll
+                for (int m = 0; m < kDimTiles; m++) {
+                    const int d = kDimsPerWarp * warp + 16 * m + g;
+                    acc[(size_t)r * kDv + d] = o[m][j][e];
+                    acc[(size_t)r * kDv + d + 8] = o[m][j][e + 2];
+                }
+            }
+        if (tid < nrows)
+            w.ml[(size_t)slot * kRows + tid] = make_float2(rm[tid], rsum[tid] + rsum[kRows + tid]);
+    }
+};
+
+template <int kN8, int kSW>
+__global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    using Sched = Schedule<kKeys, kThreads>;
+    __shared__ Sched sched;
+    __shared__ PieceState ps;
+    __shared__ bool more;
+    const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(smem));
+    if (threadIdx.x == 0)
+        more = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
+    __syncthreads(); // the prefix array shares memory with the KV stages
+    const SchedWorkspace w(ws, c, p.batch, kDv);
+    uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
+    Onepass<kN8, kSW> op(p, smem, ps);
+    for (;;) {
+        if (threadIdx.x == 0 && more) {
+            more = sched.next(p, c, ps.pc);
+            ps.rq = sched.req;
+            ps.keys = ps.rq.P + ps.rq.T;
+            ps.row0 = ps.pc.rt * Onepass<kN8, kSW>::kRows;
+            ps.nrows = (int)min((int64_t)Onepass<kN8, kSW>::kRows, ps.rq.T * p.heads - ps.row0);
+            ps.tok_lo = ps.row0 / p.heads;
+            ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
+        }
+        __syncthreads();
+        if (!more)
+            break;
+        op.begin_piece(qfrag);
+        op.run_tiles(qfrag);
+        __syncthreads();
+        if (ps.pc.direct)
+            op.write_output();
+        else
+            op.write_partial(w);
+        if (ps.pc.plan_owner && threadIdx.x == 0)
+            w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
+        __syncthreads(); // the next piece reuses every shared buffer
+    }
+}
+
+// ---- host side ------------------------------------------------------------------------------
+
+constexpr int kSW = kWarps; // Sᵀ warps
+
+// Rows per unit for requests of up to max_rows rows: the fewest n8 tiles in total over the
+// fewest row tiles, at most kMaxN8 each (512 rows: 8 tiles of 64, not 8 of 72).
+void choose_rows(int64_t max_rows, int &n8, int &tiles)
+{
+    const int64_t n8_total = (max_rows + 7) / 8;
+    tiles = (int)((n8_total + kMaxN8 - 1) / kMaxN8);
+    n8 = (int)((n8_total + tiles - 1) / tiles);
+    if (n8 < 1)
+        n8 = 1;
+}
+
+int device_sms()
+{
+    static int sms = 0;
+    int dev = 0;
+    if (!sms && (cudaGetDevice(&dev) != cudaSuccess ||
+                 cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
+        sms = 0;
+    return sms;
+}
+
+SchedConfig config_for(const vb_verify_params &lim)
+{
+    SchedConfig c;
+    int n8 = 1, tiles = 1;
+    choose_rows((int64_t)lim.max_draft * lim.heads, n8, tiles);
+    c.grid = device_sms() > 0 ? device_sms() : 1;
+    c.rows = 8 * n8;
+    c.row_tiles = tiles;
+    c.c0 = kC0;
+    c.min_span = kMinSpan;
+    return c;
+}
+
+template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+{
+    // Kernel attributes are host-side settings, not stream work: allowed while a capture is
+    // open. The carveout asks for no more shared memory than the kernel uses, leaving L1 for q.
+    static bool set = false;
+    constexpr int bytes = Smem<kN8>::bytes;
+    if (!set) {
+        cudaError_t e = cudaFuncSetAttribute(onepass_kernel<kN8, kSW>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(onepass_kernel<kN8, kSW>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxL1);
+        if (e != cudaSuccess)
+            return e;
+        set = true;
+    }
+    onepass_kernel<kN8, kSW><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    combine_pieces<kDv><<<c.grid * 4, 128, 0, stream>>>(p, ws, c);
+    return cudaGetLastError();
+}
+
+size_t workspace_bytes(const vb_verify_params *lim)
+{
+    const SchedConfig c = config_for(*lim);
+    return SchedWorkspace::bytes(c, lim->batch, kDv, kQFragBytes);
+}
+
+int unsupported(const vb_verify_params *p, char *why, size_t n)
+{
+    if (p->d_qk != kDqk || p->d_v != kDv) {
+        snprintf(why, n, "built for MLA's d_qk %d and d_v %d, got %d and %d", kDqk, kDv, p->d_qk, p->d_v);
+        return 1;
+    }
+    if (p->batch > kMaxBatch) {
+        snprintf(why, n, "batch %d exceeds %d", p->batch, kMaxBatch);
+        return 1;
+    }
+    if (p->stride_q_head % 8 || p->stride_q_token % 8 || p->stride_kv_slot % 8 || p->stride_o_head % 2 ||
+        p->stride_o_token % 2) {
+        snprintf(why, n, "needs q and KV rows aligned to 16 bytes and o rows to 4");
+        return 1;
+    }
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+        optin < Smem<kMaxN8>::bytes) {
+        snprintf(why, n, "needs %d KB of shared memory per block, this GPU allows %d KB", Smem<kMaxN8>::bytes / 1024,
+                 optin / 1024);
+        return 1;
+    }
+    return 0;
+}
+
+cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
+{
+    if (((uintptr_t)p->q | (uintptr_t)p->kv_buffer) % 16 || (uintptr_t)p->o % 4 || (uintptr_t)ws % 256)
+        return cudaErrorMisalignedAddress;
+    if ((int64_t)p->max_tokens * p->heads == 0)
+        return cudaSuccess;
+    const SchedConfig c = config_for(*p);
+    switch (c.rows / 8) {
+    case 1: return launch_n8<1>(*p, ws, c, stream);
+    case 2: return launch_n8<2>(*p, ws, c, stream);
+    case 3: return launch_n8<3>(*p, ws, c, stream);
+    case 4: return launch_n8<4>(*p, ws, c, stream);
+    case 5: return launch_n8<5>(*p, ws, c, stream);
+    case 6: return launch_n8<6>(*p, ws, c, stream);
+    case 7: return launch_n8<7>(*p, ws, c, stream);
+    case 8: return launch_n8<8>(*p, ws, c, stream);
+    default: return launch_n8<9>(*p, ws, c, stream);
+    }
+}
+
+} // namespace
+
+extern "C" const vb_kernel vb_kernel_mla_onepass = {
+    "mla_onepass",
+    "every row of a request per CTA: one pass over the KV, device-scheduled splits, mma.sync, <= 99 KB smem",
+    80, 1, workspace_bytes, unsupported, launch};
