@@ -1,0 +1,35 @@
+#!/bin/sh
+# Runs the shapes the kernel work is measured on (results/h200/NOTES.md) for the named
+# kernels, and prints one line per record: time, the floor and the share of the read
+# ceiling. Correctness is checked as in every run; the exit code is verifybench's.
+# usage: scripts/target_shapes.sh BIN OUTDIR KERNEL...   (e.g. build-gpu/verifybench out mla_onepass)
+set -u
+bin=${1:?usage: scripts/target_shapes.sh BIN OUTDIR KERNEL...}
+out=${2:?usage: scripts/target_shapes.sh BIN OUTDIR KERNEL...}
+shift 2
+mkdir -p "$out"
+ks=""
+for k in "$@"; do ks="$ks -k $k"; done
+# shellcheck disable=SC2086
+"$bin" configs/context_lengths.json configs/long_context_200k.json configs/batch32_ragged.json configs/trees.json \
+    -f "size=8,batch.prefix_len=91000" -f "size=8,batch.prefix_len=23000" -f "size=8,batch.prefix_len=4096" \
+    -f "size=1,batch.prefix_len=512" -f "200k" -f "bs32-ddtree9-4k" -f "tree-eagle64" \
+    $ks -q --cold-l2 off --json "$out/targets.json" >"$out/targets.txt" 2>&1
+rc=$?
+python3 - "$out/targets.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ceil = d["ceilings"]
+print(f"read ceiling {ceil['read_gbps']:.0f} GB/s, mma ceiling {ceil['mma_bf16_tflops']:.0f} TFLOP/s")
+for s in d["scenarios"]:
+  for r in s.get("records", []):
+    h = (r.get("timing") or {}).get("hot") or {}
+    med = h.get("median_us")
+    floor = max(s["bytes"] / (ceil["read_gbps"] * 1e3), s["flops"] / (ceil["mma_bf16_tflops"] * 1e6))
+    if med:
+        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} "
+              f"{med:9.1f} us  floor {floor:8.1f}  x{med / floor:5.2f}  bw {100 * h.get('bw_share', 0):4.1f}%")
+    else:
+        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} {r.get('message','')[:80]}")
+PY
+exit $rc
