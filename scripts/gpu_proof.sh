@@ -1,14 +1,15 @@
 #!/bin/sh
 # Builds verifybench on a GPU machine and proves it there, writing everything under OUTDIR:
 #   build            fat binary for sm_80, sm_90 and sm_120 (cuobjdump lists the ELF images)
-#   tiny             small scenarios with --verify-generator (host and GPU inputs bit-identical)
+#   tiny             small scenarios (mask_as_written.json too) with --verify-generator (host and
+#                    GPU inputs bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
-#   sanitize         compute-sanitizer memcheck, racecheck and initcheck on the small scenarios
+#   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   configs          every shipped scenario: results.json and summary.md
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
 #                    (triton_baseline.json), and the speedup table (speedup.md, speedup.csv)
 #   tests            the meson test suites, on this machine too
-#   profile          Nsight Compute on one mla_mma launch (bs 8 x 91k): OUTDIR/ncu-mla_mma.prof
+#   profile          Nsight Compute on one mla_onepass launch (bs 8 x 91k): OUTDIR/ncu-mla_onepass.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
 # usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
 set -u
@@ -36,7 +37,8 @@ fi
 
 if stage tiny; then
     note "== tiny scenarios, generator bits checked against the host"
-    "$bin" tests/data/tiny.json --verify-generator --cpu-model -q --json "$out/tiny.json" >"$out/tiny.txt" 2>&1
+    "$bin" tests/data/tiny.json tests/data/mask_as_written.json --verify-generator --cpu-model -q \
+        --json "$out/tiny.json" >"$out/tiny.txt" 2>&1
     rc=$?; cat "$out/tiny.txt"; note "tiny: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 
@@ -52,18 +54,17 @@ if stage capture; then
 fi
 
 if stage sanitize; then
-    for tool in memcheck racecheck initcheck; do
+    for tool in memcheck racecheck initcheck synccheck; do
         note "== compute-sanitizer $tool"
-        compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" tests/data/tiny.json -q --no-ceilings \
-            --no-cpu-model >"$out/sanitize-$tool.txt" 2>&1
+        compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" tests/data/tiny.json tests/data/mask_as_written.json \
+            -q --no-ceilings --no-cpu-model --iterations 1 >"$out/sanitize-$tool.txt" 2>&1
         rc=$?; tail -3 "$out/sanitize-$tool.txt"; note "$tool: exit $rc"; [ $rc -eq 0 ] || status=1
     done
 fi
 
 if stage configs; then
     note "== every shipped scenario"
-    "$bin" configs/*.json --verify-generator -q --json "$out/results.json" --markdown "$out/summary.md" \
-        >"$out/configs.txt" 2>&1
+    "$bin" configs/*.json -q --json "$out/results.json" --markdown "$out/summary.md" >"$out/configs.txt" 2>&1
     rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 if stage baseline; then
@@ -88,11 +89,11 @@ if stage tests; then
 fi
 
 if stage profile; then
-    note "== ncu: one mla_mma split launch at bs 8 x 91k"
+    note "== ncu: one mla_onepass launch at bs 8 x 91k"
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-        -k regex:split_kernel -c 1 "$bin" configs/context_lengths.json -f "size=8,batch.prefix_len=91000" \
-        -k mla_mma -q --no-ceilings --iterations 3 --cold-l2 off >"$out/ncu-mla_mma.prof" 2>&1
+        -k regex:onepass_kernel -c 1 "$bin" configs/context_lengths.json -f "size=8,batch.prefix_len=91000" \
+        -k mla_onepass -q --no-ceilings --iterations 3 --cold-l2 off >"$out/ncu-mla_onepass.prof" 2>&1
     note "ncu: exit $?"
 fi
 
