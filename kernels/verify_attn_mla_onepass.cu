@@ -538,23 +538,26 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
     using Sched = Schedule<kKeys, kThreads>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
-    __shared__ bool more;
+    __shared__ bool more; // written by thread 0 before a barrier, read by all after it
     const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(smem));
+    bool going = false;   // thread 0's own copy
     if (threadIdx.x == 0)
-        more = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
+        going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
     __syncthreads(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
     Onepass<kN8, kSW> op(p, smem, ps);
     for (;;) {
-        if (threadIdx.x == 0 && more) {
-            more = sched.next(p, c, ps.pc);
-            ps.rq = sched.req;
-            ps.keys = ps.rq.P + ps.rq.T;
-            ps.row0 = ps.pc.rt * Onepass<kN8, kSW>::kRows;
-            ps.nrows = (int)min((int64_t)Onepass<kN8, kSW>::kRows, ps.rq.T * p.heads - ps.row0);
-            ps.tok_lo = ps.row0 / p.heads;
-            ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
+        if (threadIdx.x == 0) {
+            if (going && (going = sched.next(p, c, ps.pc))) {
+                ps.rq = sched.req;
+                ps.keys = ps.rq.P + ps.rq.T;
+                ps.row0 = ps.pc.rt * Onepass<kN8, kSW>::kRows;
+                ps.nrows = (int)min((int64_t)Onepass<kN8, kSW>::kRows, ps.rq.T * p.heads - ps.row0);
+                ps.tok_lo = ps.row0 / p.heads;
+                ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
+            }
+            more = going;
         }
         __syncthreads();
         if (!more)
