@@ -49,8 +49,17 @@ static void cell_share(const vb_timing *t, char *buf, size_t n)
 
 typedef struct row_cells {
     char scen[VB_NAME_MAX], variant[VB_NAME_MAX], kernel[48], mode[8], status[16];
-    char err[16], tokens[48], hot[48], gbps[16], share[16], cold[48];
+    char err[16], tokens[48], hot[48], gbps[16], share[16], floor[24], cold[48];
 } row_cells;
+
+/* "x4.3 of 195.1": the hot median over its floor, and the floor in microseconds. */
+static void cell_floor(const vb_timing *t, char *buf, size_t n)
+{
+    if (!t->samples || t->floor_ratio <= 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "x%.1f of %.1f", t->floor_ratio, t->floor_us);
+}
 
 static void cells_of(const vb_results *r, const vb_record *rec, row_cells *c)
 {
@@ -64,22 +73,41 @@ static void cells_of(const vb_results *r, const vb_record *rec, row_cells *c)
     cell_time(&rec->hot, c->hot, sizeof c->hot);
     fmt_num(c->gbps, sizeof c->gbps, rec->hot.samples ? rec->hot.gbps : NAN, "%.0f");
     cell_share(&rec->hot, c->share, sizeof c->share);
+    cell_floor(&rec->hot, c->floor, sizeof c->floor);
     cell_time(&rec->cold, c->cold, sizeof c->cold);
 }
 
 static const char *const headers[] = {"scenario", "variant", "kernel", "mode", "status", "err/tol",
                                       "tokens", "hot us median (p10-p90)", "GB/s", "of bw",
-                                      "cold us median (p10-p90)"};
-enum { NCOL = 11 };
+                                      "hot / floor us", "cold us median (p10-p90)"};
+enum { NCOL = 12 };
 
 static const char *col(const row_cells *c, int i)
 {
     const char *cols[NCOL] = {c->scen, c->variant, c->kernel, c->mode, c->status, c->err,
-                              c->tokens, c->hot, c->gbps, c->share, c->cold};
+                              c->tokens, c->hot, c->gbps, c->share, c->floor, c->cold};
     return cols[i];
 }
 
 /* ---- human table --------------------------------------------------------------------- */
+
+/* One line per kernel that was timed: its best and worst hot time over the floor. */
+static void print_floor_ranges(FILE *f, const vb_results *r, const char *prefix)
+{
+    for (int k = 0; k < r->n_records; k++) {
+        const char *name = r->records[k].kernel;
+        int first = 1;
+        for (int j = 0; j < k && first; j++)
+            first = strcmp(r->records[j].kernel, name) != 0;
+        const vb_floor_range fr = vb_results_floor_range(r, name);
+        if (!first || fr.best_rec < 0)
+            continue;
+        const vb_record *b = &r->records[fr.best_rec], *w = &r->records[fr.worst_rec];
+        fprintf(f, "%s%s: time / floor from x%.2f (%s/%s %s) to x%.2f (%s/%s %s)\n", prefix, name, fr.best,
+                r->scenarios[b->scenario].name, b->variant, vb_mode_name(b->mode), fr.worst,
+                r->scenarios[w->scenario].name, w->variant, vb_mode_name(w->mode));
+    }
+}
 
 static void print_gpu_line(FILE *f, const vb_results *r)
 {
@@ -127,6 +155,7 @@ void vb_report_table(FILE *f, const vb_results *r)
         counts[r->records[k].status]++;
     fprintf(f, "\n%d records: %d pass, %d FAIL, %d ERROR, %d skipped, %d unsupported\n", r->n_records,
             counts[VB_PASS], counts[VB_FAIL], counts[VB_ERROR], counts[VB_SKIPPED], counts[VB_UNSUPPORTED]);
+    print_floor_ranges(f, r, "");
 }
 
 /* ---- markdown and CSV ---------------------------------------------------------------- */
@@ -150,6 +179,8 @@ void vb_report_markdown(FILE *f, const vb_results *r)
             fprintf(f, " %s |", col(&c, i));
         fputc('\n', f);
     }
+    fputc('\n', f);
+    print_floor_ranges(f, r, "- ");
 }
 
 static void csv_str(FILE *f, const char *s)
@@ -175,8 +206,9 @@ void vb_report_csv(FILE *f, const vb_results *r)
 {
     fputs("scenario,variant,kernel,mode,status,message,max_err_ratio,max_abs_err,rel_l2,unwritten,nonfinite,"
           "stray,token_mismatches,near_ties,paths_equal,requests,hot_median_us,hot_p10_us,hot_p90_us,"
-          "hot_samples,hot_gbps,hot_tflops,hot_bw_share,hot_mma_share,cold_median_us,cold_p10_us,"
-          "cold_p90_us,cold_samples,cold_gbps,cold_tflops,cold_bw_share,cold_mma_share\n", f);
+          "hot_samples,hot_gbps,hot_tflops,hot_bw_share,hot_mma_share,hot_floor_us,hot_floor_ratio,"
+          "cold_median_us,cold_p10_us,cold_p90_us,cold_samples,cold_gbps,cold_tflops,cold_bw_share,cold_mma_share,"
+          "cold_floor_us,cold_floor_ratio\n", f);
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
         const vb_checks *c = &rec->checks;
@@ -197,6 +229,8 @@ void vb_report_csv(FILE *f, const vb_results *r)
             csv_num(f, t->gbps, t->samples), csv_num(f, t->tflops, t->samples);
             csv_num(f, t->bw_share, t->samples && t->bw_share > 0);
             csv_num(f, t->mma_share, t->samples && t->mma_share > 0);
+            csv_num(f, t->floor_us, t->samples && t->floor_us > 0);
+            csv_num(f, t->floor_ratio, t->samples && t->floor_ratio > 0);
         }
         fputc('\n', f);
     }
@@ -224,6 +258,8 @@ static cJSON *timing_json(const vb_timing *t)
     add_num(o, "tflops", t->tflops, p);
     add_num(o, "bw_share", t->bw_share, p && t->bw_share > 0);
     add_num(o, "mma_share", t->mma_share, p && t->mma_share > 0);
+    add_num(o, "floor_us", t->floor_us, p && t->floor_us > 0);
+    add_num(o, "floor_ratio", t->floor_ratio, p && t->floor_ratio > 0);
     return o;
 }
 
@@ -388,6 +424,7 @@ static void read_timing(const cJSON *t, vb_timing *out)
     out->tflops = jnum0(t, "tflops");
     out->bw_share = jnum0(t, "bw_share");
     out->mma_share = jnum0(t, "mma_share");
+    vb_timing_set_floor(out); /* derived, so files written before the field existed have it too */
 }
 
 static void read_checks(const cJSON *o, vb_checks *c)

@@ -28,6 +28,29 @@ int vb_status_parse(const char *s, vb_status *out)
 
 void vb_results_init(vb_results *r) { memset(r, 0, sizeof *r); }
 
+void vb_timing_set_floor(vb_timing *t)
+{
+    const double share = t->bw_share > t->mma_share ? t->bw_share : t->mma_share;
+    t->floor_us = t->samples && share > 0 ? t->median_us * share : 0;
+    t->floor_ratio = t->samples && share > 0 ? 1.0 / share : 0;
+}
+
+vb_floor_range vb_results_floor_range(const vb_results *r, const char *kernel)
+{
+    vb_floor_range fr = {0, 0, -1, -1};
+    for (int k = 0; k < r->n_records; k++) {
+        const vb_record *rec = &r->records[k];
+        const double x = rec->hot.floor_ratio;
+        if (strcmp(rec->kernel, kernel) || x <= 0)
+            continue;
+        if (fr.best_rec < 0 || x < fr.best)
+            fr.best = x, fr.best_rec = k;
+        if (fr.worst_rec < 0 || x > fr.worst)
+            fr.worst = x, fr.worst_rec = k;
+    }
+    return fr;
+}
+
 int vb_results_add_scenario(vb_results *r, const vb_scenario_info *info)
 {
     if (r->n_scenarios == r->cap_scenarios) {

@@ -42,6 +42,9 @@ typedef struct vb_timing {
     double median_us, p10_us, p90_us;
     double gbps, tflops;    /* from the minimal traffic and flop counts */
     double bw_share, mma_share; /* of this run's measured ceilings; 0 if not measured */
+    /* The floor: max(bytes / read ceiling, flops / mma ceiling) = median · max(shares), and
+     * median ÷ floor (1 would be a kernel at the ceiling); 0 if no ceiling was measured. */
+    double floor_us, floor_ratio;
 } vb_timing;
 
 typedef struct vb_record {
@@ -99,6 +102,16 @@ vb_record *vb_results_add_record(vb_results *r, int scenario, const char *varian
 void vb_results_free(vb_results *r);
 /* Worst status over all records: what main() turns into the exit code. */
 int vb_results_failures(const vb_results *r);
+
+/* Derives floor_us and floor_ratio from the median and the two shares. */
+void vb_timing_set_floor(vb_timing *t);
+
+/* Best and worst floor ratio (hot timings) over one kernel's records; 0 when none is timed. */
+typedef struct vb_floor_range {
+    double best, worst;
+    int best_rec, worst_rec; /* record indices */
+} vb_floor_range;
+vb_floor_range vb_results_floor_range(const vb_results *r, const char *kernel);
 
 const char *vb_mode_name(vb_mode m);
 const char *vb_status_name(vb_status s);

@@ -32,7 +32,8 @@ static void fill(vb_results *r)
     a->status = VB_PASS;
     a->checks.ran = 1, a->checks.max_err_ratio = 0.43, a->checks.requests = 8, a->checks.paths_equal = 8;
     a->checks.near_ties = 2, a->checks.worst[2] = 5, a->checks.lse_max_err = 1e-5;
-    a->hot = (vb_timing){30, 1234.5, 1200.0, 1300.0, 1500.0, 0.8, 0.34, 0.001};
+    a->hot = (vb_timing){30, 1234.5, 1200.0, 1300.0, 1500.0, 0.8, 0.34, 0.001, 0, 0};
+    vb_timing_set_floor(&a->hot); /* bandwidth-bound: floor 1234.5 · 0.34 = 419.73 us */
     vb_record *b = vb_results_add_record(r, i, "ragged", "naive_gpu", VB_MODE_GRAPH);
     b->status = VB_FAIL;
     snprintf(b->message, sizeof b->message, "12 elements beyond tolerance, \"quoted\"");
@@ -58,7 +59,8 @@ static void test_json_round_trip(void)
     CHECK(!strcmp(a->kernel, "flash_paged") && a->mode == VB_MODE_EAGER && a->status == VB_PASS);
     CHECK(a->checks.ran && a->checks.max_err_ratio == 0.43 && a->checks.near_ties == 2 && a->checks.worst[2] == 5);
     CHECK(a->hot.samples == 30 && a->hot.median_us == 1234.5 && a->hot.p90_us == 1300.0 && a->hot.bw_share == 0.34);
-    CHECK(a->cold.samples == 0);
+    CHECK(fabs(a->hot.floor_us - 419.73) < 1e-9 && fabs(a->hot.floor_ratio - 1 / 0.34) < 1e-12);
+    CHECK(a->cold.samples == 0 && a->cold.floor_ratio == 0);
     CHECK(b->status == VB_FAIL && !strcmp(b->variant, "ragged") && strstr(b->message, "\"quoted\""));
     CHECK(!b->checks.ran && b->hot.samples == 0);
     vb_results_free(&back);
@@ -99,11 +101,13 @@ static void test_text_formats(void)
     CHECK(count_lines(buf) == 3 && !strncmp(buf, "scenario,variant,kernel,mode,status", 35));
     CHECK(strstr(buf, "\"12 elements beyond tolerance, \"\"quoted\"\"\"") != NULL); /* CSV quoting */
     CHECK(strstr(buf, ",1234.5,1200,1300,30,") != NULL);
+    CHECK(strstr(buf, ",hot_floor_us,hot_floor_ratio,") && strstr(buf, ",0.34,0.001,419.73,2.94118,"));
     free(buf);
     f = open_memstream(&buf, &len);
     vb_report_markdown(f, &r);
     fclose(f);
     CHECK(strstr(buf, "| scenario | variant |") && strstr(buf, "| bs8-200k | base | flash_paged | eager | pass |"));
+    CHECK(strstr(buf, "| x2.9 of 419.7 |") && strstr(buf, "- flash_paged: time / floor from x2.94 (bs8-200k/base eager)"));
     free(buf);
     f = open_memstream(&buf, &len);
     vb_report_table(f, &r);
@@ -111,6 +115,8 @@ static void test_text_formats(void)
     CHECK(strstr(buf, "1234.5 (1200.0-1300.0)") && strstr(buf, "8/8 paths, 2 ties"));
     CHECK(strstr(buf, "FAIL bs8-200k/ragged naive_gpu graph: 12 elements") && strstr(buf, "invalid: broken: batch: too big"));
     CHECK(strstr(buf, "2 records: 1 pass, 1 FAIL"));
+    CHECK(strstr(buf, "x2.9 of 419.7") && strstr(buf, "\nflash_paged: time / floor from x2.94") &&
+          !strstr(buf, "naive_gpu: time / floor")); /* an untimed kernel has no range */
     free(buf);
     vb_results_free(&r);
 }
