@@ -226,14 +226,7 @@ __global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t t = row / p.heads;
         const int h = (int)(row % p.heads);
-        int lo = 0, hi = p.batch; // qo_indptr[lo] <= t < qo_indptr[hi]
-        while (hi - lo > 1) {
-            int mid = (lo + hi) / 2;
-            if (load_index(p.qo_indptr, p.qo_indptr_width, mid) <= t)
-                lo = mid;
-            else
-                hi = mid;
-        }
+        const int lo = request_of_token(p, t);
         const int64_t local = (t - load_index(p.qo_indptr, p.qo_indptr_width, lo)) * p.heads + h;
         const int rt = (int)(local / c.rows), rr = (int)(local % c.rows);
         const PlanEntry plan = w.plan[(size_t)lo * c.row_tiles + rt];

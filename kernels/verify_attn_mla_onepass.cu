@@ -76,6 +76,8 @@ struct PieceState {
     int ntok;        // draft tokens those rows span
 };
 
+static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
+
 // ---- instructions (sm_80+) ----------------------------------------------------------------
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }

@@ -22,6 +22,20 @@ __device__ __forceinline__ int64_t load_index(const void *buf, vb_index_width w,
                        : (int64_t)__ldg(static_cast<const int *>(buf) + i);
 }
 
+// The request that owns draft token t: the last b with qo_indptr[b] <= t (t < qo_indptr[batch]).
+__device__ __forceinline__ int request_of_token(const vb_verify_params &p, int64_t t)
+{
+    int lo = 0, hi = p.batch; // qo_indptr[lo] <= t < qo_indptr[hi]
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (load_index(p.qo_indptr, p.qo_indptr_width, mid) <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 // Where one q row sits: request b, its prefix length P and draft count T, and where its
 // prefix indices, draft rows and mask block start. Derived from the buffers in-kernel.
 struct RowView {
@@ -38,14 +52,7 @@ __device__ __forceinline__ bool view_row(const vb_verify_params &p, int64_t t, R
 {
     if (t >= load_index(p.qo_indptr, p.qo_indptr_width, p.batch))
         return false;
-    int lo = 0, hi = p.batch; // qo_indptr[lo] <= t < qo_indptr[hi]
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (load_index(p.qo_indptr, p.qo_indptr_width, mid) <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    const int lo = request_of_token(p, t);
     r.b = lo;
     r.kv0 = load_index(p.kv_indptr, p.kv_indptr_width, lo);
     r.P = load_index(p.kv_indptr, p.kv_indptr_width, lo + 1) - r.kv0;
