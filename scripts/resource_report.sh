@@ -1,0 +1,36 @@
+#!/bin/sh
+# The compiler's resource report for every kernel file and target architecture: registers,
+# spills, stack frame and static shared memory per kernel instantiation (ptxas -v). Needs only
+# nvcc, c++filt and python3, no GPU. usage: scripts/resource_report.sh [ARCH...]  (default: 80 90 120)
+set -eu
+cd "$(dirname "$0")/.."
+archs=${*:-80 90 120}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "| file | arch | kernel | registers | spill stores / loads (bytes) | stack frame (bytes) | static smem (bytes) |"
+echo "|---|---|---|---:|---:|---:|---:|"
+for f in kernels/verify_attn_*.cu; do
+    for a in $archs; do
+        nvcc -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Ikernels -Isrc -Xptxas -v -c "$f" \
+            -o "$tmp/k.o" >"$tmp/log" 2>&1 || { echo "nvcc failed on $f for sm_$a" >&2; cat "$tmp/log" >&2; exit 1; }
+        python3 - "$(basename "$f")" "sm_$a" "$tmp/log" <<'PY'
+import re, subprocess, sys
+name, arch, log = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().splitlines()
+fn, props = None, (0, 0, 0)
+for line in log:
+    m = re.search(r"Compiling entry function '([^']+)'", line)
+    if m:
+        fn, props = m.group(1), (0, 0, 0)
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+    if m:
+        props = tuple(int(x) for x in m.groups())
+    m = re.search(r"Used (\d+) registers.*?(?:(\d+) bytes smem|$)", line)
+    if m and fn:
+        pretty = subprocess.run(["c++filt", fn], capture_output=True, text=True).stdout.strip()
+        pretty = pretty.replace("(anonymous namespace)::", "").replace("void ", "")
+        pretty = re.sub(r"\(.*", "", pretty)
+        print(f"| {name} | {arch} | `{pretty}` | {m.group(1)} | {props[1]} / {props[2]} | {props[0]} | {m.group(2) or 0} |")
+        fn = None
+PY
+    done
+done
