@@ -213,7 +213,9 @@ static vb_format format_for(const char *path)
 
 int vb_speedup_outputs(const vb_cli *cli, const vb_results *r, const vb_baseline *b)
 {
-    vb_speedup_print(stdout, cli->format == VB_FMT_JSON ? VB_FMT_TABLE : cli->format, r, b);
+    /* JSON and CSV on stdout stay one document: there the table goes only to --speedup FILE. */
+    if (cli->format != VB_FMT_JSON && cli->format != VB_FMT_CSV)
+        vb_speedup_print(stdout, cli->format, r, b);
     if (!cli->speedup_path)
         return 0;
     FILE *f = fopen(cli->speedup_path, "w");

@@ -14,6 +14,7 @@ static const char usage_text[] =
     "       verifybench list-kernels [--all]          print the kernel registry\n"
     "       verifybench export --out DIR FILE...      write input bundles for scripts/triton_baseline.py\n"
     "       verifybench report RESULTS.json [--baseline DUMP]  print a results file again\n"
+    "       verifybench compare OLD.json NEW.json [--threshold PCT]  is NEW slower, broken or different?\n"
     "\n"
     "Runs every registered speculative-decoding verify kernel on the scenarios in FILE...,\n"
     "eagerly and through a captured CUDA graph, checks each output against a CPU oracle\n"
@@ -26,7 +27,8 @@ static const char usage_text[] =
     "      --csv FILE         write the results as CSV\n"
     "      --markdown FILE    write the results as a markdown table\n"
     "      --format FMT       stdout format: table (default), markdown, csv or json\n"
-    "      --baseline DUMP    add the speedup table against a Triton baseline dump\n"
+    "      --baseline DUMP    add the speedup table against a Triton baseline dump (with --format csv\n"
+    "                         or json only --speedup FILE gets it: stdout stays one document)\n"
     "      --speedup FILE     with --baseline, also write the speedup table (.md markdown, .csv CSV)\n"
     "      --require-gpu      exit 3 unless a usable GPU is present\n"
     "      --no-gpu           skip the GPU stages even if a GPU is present\n"
@@ -40,6 +42,9 @@ static const char usage_text[] =
     "      --no-ceilings      skip measuring the GPU's bandwidth and mma ceilings (e.g. under a sanitizer)\n"
     "  -j, --threads N        CPU threads for the oracle and the checks (default: all CPUs)\n"
     "  -o, --out DIR          export: where the bundles go\n"
+    "      --threshold PCT    compare: a timing change counts above PCT percent (default 5) and\n"
+    "                         above the noise both runs measured\n"
+    "      --allow-different-gpu  compare: compare runs from different GPUs or drivers anyway\n"
     "  -q, --quiet            no progress on stderr (also off when stderr is not a terminal)\n"
     "  -h, --help             this help\n"
     "  -V, --version          version and git commit\n"
@@ -50,6 +55,8 @@ static const char usage_text[] =
     "  2  bad input or usage (bad scenarios are reported and skipped; the rest still run)\n"
     "  3  --require-gpu was given and no GPU is usable\n"
     "  4  a CUDA runtime error\n"
+    "compare exits 0 when nothing regressed, 1 on a regression (slower beyond the threshold and\n"
+    "the noise, a pass that fails now, a changed token verdict), 2 on bad input.\n"
     "When several apply, the highest of 4, 1, 2 wins in that order.\n";
 
 static int parse_count(const char *s, int lo, int hi, int *out)
@@ -72,8 +79,19 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
-    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG, OPT_SPEEDUP
+    OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG, OPT_SPEEDUP,
+    OPT_THRESHOLD, OPT_ALLOW_GPU
 };
+
+static int parse_percent(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v >= 0 && v <= 1000))
+        return -1;
+    *out = v / 100;
+    return 0;
+}
 
 static int take_option(vb_cli *cli, int c, const char *arg)
 {
@@ -95,6 +113,10 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     case OPT_MD: cli->markdown_path = arg; return -1;
     case OPT_BASELINE: cli->baseline_path = arg; return -1;
     case OPT_SPEEDUP: cli->speedup_path = arg; return -1;
+    case OPT_THRESHOLD:
+        return parse_percent(arg, &cli->threshold) ? usage_error("--threshold wants a percentage 0 to 1000, got '%s'", arg)
+                                                   : -1;
+    case OPT_ALLOW_GPU: cli->allow_different_gpu = 1; return -1;
     case OPT_REQUIRE_GPU: cli->require_gpu = 1; return -1;
     case OPT_NO_GPU: cli->no_gpu = 1; return -1;
     case OPT_CPU_MODEL: cli->cpu_model = 1; return -1;
@@ -120,7 +142,7 @@ static int take_option(vb_cli *cli, int c, const char *arg)
         static const char *const names[] = {"table", "markdown", "csv", "json"};
         for (int i = 0; i < 4; i++)
             if (!strcmp(arg, names[i]))
-                return cli->format = (vb_format)i, -1;
+                return cli->format = (vb_format)i, cli->format_given = 1, -1;
         return usage_error("--format wants table, markdown, csv or json, got '%s'", arg);
     }
     default: return usage_error("unknown option%s", "");
@@ -141,14 +163,16 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"iterations", required_argument, 0, OPT_ITER}, {"verify-generator", no_argument, 0, OPT_VERIFY_GEN},
         {"all", no_argument, 0, OPT_ALL}, {"no-ceilings", no_argument, 0, OPT_NO_CEIL},
         {"cpu-model-bug", required_argument, 0, OPT_BUG}, {"speedup", required_argument, 0, OPT_SPEEDUP},
+        {"threshold", required_argument, 0, OPT_THRESHOLD}, {"allow-different-gpu", no_argument, 0, OPT_ALLOW_GPU},
         {0, 0, 0, 0}};
-    static const char *const words[] = {"run", "list-kernels", "validate", "export", "report"};
+    static const char *const words[] = {"run", "list-kernels", "validate", "export", "report", "compare"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;
     cli->cold_l2 = -1;
+    cli->threshold = 0.05;
     int first = 1;
     if (argc > 1)
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 6; i++)
             if (!strcmp(argv[1], words[i]))
                 cli->command = (vb_command)i, first = 2;
     optind = first;
@@ -180,6 +204,10 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         return usage_error("list-kernels takes no files (got '%s')", cli->files[0]);
     if (cli->command == VB_CMD_REPORT && cli->n_files != 1)
         return usage_error("report wants exactly one results file%s", "");
+    if (cli->command == VB_CMD_COMPARE && cli->n_files != 2)
+        return usage_error("compare wants two results files: OLD.json NEW.json%s", "");
+    if (cli->command == VB_CMD_COMPARE && cli->format == VB_FMT_CSV)
+        return usage_error("compare prints table, markdown or json%s", "");
     if (cli->command == VB_CMD_EXPORT && !cli->out_dir)
         return usage_error("export wants --out DIR%s", "");
     if ((cli->command == VB_CMD_RUN || cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_EXPORT) &&

@@ -10,7 +10,9 @@ enum vb_exit {
     VB_EXIT_CUDA = 4       /* a CUDA runtime error */
 };
 
-typedef enum vb_command { VB_CMD_RUN, VB_CMD_LIST_KERNELS, VB_CMD_VALIDATE, VB_CMD_EXPORT, VB_CMD_REPORT } vb_command;
+typedef enum vb_command {
+    VB_CMD_RUN, VB_CMD_LIST_KERNELS, VB_CMD_VALIDATE, VB_CMD_EXPORT, VB_CMD_REPORT, VB_CMD_COMPARE
+} vb_command;
 typedef enum vb_format { VB_FMT_TABLE, VB_FMT_MARKDOWN, VB_FMT_CSV, VB_FMT_JSON } vb_format;
 
 #define VB_CLI_MAX 64
@@ -32,6 +34,9 @@ typedef struct vb_cli {
     int verify_generator;
     int no_ceilings;
     int cpu_model_bug;     /* vb_cpu_bug planted in the CPU model: proves the checks fail */
+    double threshold;      /* compare: smallest change that counts, as a fraction (default 0.05) */
+    int allow_different_gpu;
+    int format_given;      /* --format was on the command line */
 } vb_cli;
 
 /* Returns -1 to continue, else the exit code (help and version print and return 0). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "compare.h"
 #include "bundle.h"
 #include "prepare.h"
 #include "progress.h"
@@ -64,6 +65,51 @@ int vb_cmd_report(const vb_cli *cli)
         rc |= vb_speedup_outputs(cli, &r, &b) ? VB_EXIT_INPUT : 0;
     vb_baseline_free(&b);
     vb_results_free(&r);
+    return rc;
+}
+
+/* Two results files into a verdict: 0 nothing regressed, 1 a regression, 2 bad input. */
+int vb_cmd_compare(const vb_cli *cli)
+{
+    vb_results old_r, new_r;
+    vb_compare c;
+    char why[320];
+    if (vb_results_read_json(cli->files[0], &old_r, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", cli->files[0], why);
+        return VB_EXIT_INPUT;
+    }
+    if (vb_results_read_json(cli->files[1], &new_r, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", cli->files[1], why);
+        vb_results_free(&old_r);
+        return VB_EXIT_INPUT;
+    }
+    int rc = VB_EXIT_INPUT;
+    if (vb_compare_results(&old_r, &new_r, cli->threshold, cli->allow_different_gpu, &c, why, sizeof why)) {
+        fprintf(stderr, "verifybench: compare %s %s: %s\n", cli->files[0], cli->files[1], why);
+    } else {
+        vb_compare_print(stdout, cli->format, &c, &old_r, &new_r);
+        rc = c.regressions ? VB_EXIT_FAIL : VB_EXIT_OK;
+        const char *paths[2] = {cli->markdown_path, cli->json_path};
+        const vb_format fmts[2] = {VB_FMT_MARKDOWN, VB_FMT_JSON};
+        for (int i = 0; i < 2; i++) {
+            FILE *f = paths[i] ? fopen(paths[i], "w") : NULL;
+            if (paths[i] && !f) {
+                fprintf(stderr, "verifybench: %s: cannot write the comparison\n", paths[i]);
+                rc = rc == VB_EXIT_OK ? VB_EXIT_INPUT : rc;
+                continue;
+            }
+            if (f) {
+                vb_compare_print(f, fmts[i], &c, &old_r, &new_r);
+                if (fclose(f)) {
+                    fprintf(stderr, "verifybench: %s: write failed\n", paths[i]);
+                    rc = rc == VB_EXIT_OK ? VB_EXIT_INPUT : rc;
+                }
+            }
+        }
+        vb_compare_free(&c);
+    }
+    vb_results_free(&old_r);
+    vb_results_free(&new_r);
     return rc;
 }
 

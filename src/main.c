@@ -437,6 +437,7 @@ int main(int argc, char **argv)
     switch (cli.command) {
     case VB_CMD_LIST_KERNELS: return vb_cmd_list_kernels(&cli);
     case VB_CMD_REPORT: return vb_cmd_report(&cli);
+    case VB_CMD_COMPARE: return vb_cmd_compare(&cli);
     default: break;
     }
     vb_scenario_list list = {0};

@@ -2,6 +2,7 @@
  * that can happen without a GPU (4, a CUDA runtime error, needs one). */
 #include "vbtest.h"
 
+#include <cjson/cJSON.h>
 #include <sys/wait.h>
 
 static const char *exe, *data;
@@ -75,6 +76,26 @@ int main(int argc, char **argv)
     CHECK(vb("report /tmp/vb_cli.csv") == 2 && strstr(err, "malformed JSON"));
     slurp("/tmp/vb_cli.csv", out, sizeof out);
     CHECK(!strncmp(out, "scenario,variant,kernel,mode,status", 35));
+
+    /* With --format json or csv stdout is one document, the speedup table included or not. */
+    CHECK(vb("report /tmp/vb_cli.json --format json --baseline baseline_fixture.json") == 0);
+    cJSON *doc = cJSON_Parse(out);
+    CHECK_MSG(doc != NULL, "stdout is not one JSON document: %.200s", out);
+    cJSON_Delete(doc);
+    CHECK(vb("report /tmp/vb_cli.json --format csv --baseline baseline_fixture.json") == 0 && !strstr(out, "speedup"));
+
+    /* compare: the same run twice is no regression; a pass that fails now is (exit 1). */
+    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json") == 0 && strstr(out, "0 regressions"));
+    CHECK(system("sed 's/\"status\":\t\"pass\"/\"status\":\t\"FAIL\"/' /tmp/vb_cli.json > /tmp/vb_cli_broken.json") == 0);
+    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --markdown /tmp/vb_cli_cmp.md") == 1 &&
+          strstr(out, "BROKEN"));
+    slurp("/tmp/vb_cli_cmp.md", out, sizeof out);
+    CHECK(strstr(out, "| BROKEN |") && strstr(out, "regressions**"));
+    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --format json") == 1 && (doc = cJSON_Parse(out)));
+    cJSON_Delete(doc);
+    CHECK(vb("compare /tmp/vb_cli.json missing.json") == 2 && strstr(err, "missing.json"));
+    CHECK(vb("compare /tmp/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
+    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
 
     /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
