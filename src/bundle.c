@@ -113,6 +113,8 @@ int vb_bundle_write(const char *dir, const vb_scenario *s, const vb_prepared *p,
     cJSON *tm = cJSON_AddObjectToObject(m, "timing");
     cJSON_AddNumberToObject(tm, "warmup", s->timing.warmup);
     cJSON_AddNumberToObject(tm, "iterations", s->timing.iterations);
+    cJSON_AddNumberToObject(tm, "min_samples", s->timing.min_samples);
+    cJSON_AddNumberToObject(tm, "noise", s->timing.noise);
     cJSON_AddNumberToObject(tm, "max_time_ms", s->timing.max_time_ms);
     cJSON_AddBoolToObject(tm, "cold_l2", s->timing.cold_l2);
 

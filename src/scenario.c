@@ -443,7 +443,7 @@ static int parse_index_dtypes(parse_ctx *c, const cJSON *d, vb_index_dtypes *out
 
 static int parse_timing(parse_ctx *c, const cJSON *t, vb_timing_spec *out)
 {
-    static const char *const keys[] = {"warmup", "iterations", "max_time_ms", "cold_l2", NULL};
+    static const char *const keys[] = {"warmup", "iterations", "min_samples", "noise", "max_time_ms", "cold_l2", NULL};
     int e0 = c->errors;
     if (want_object(c, t, "timing"))
         check_keys(c, t, "timing", keys);
@@ -451,6 +451,8 @@ static int parse_timing(parse_ctx *c, const cJSON *t, vb_timing_spec *out)
         t = NULL;
     get_int32(c, t, "timing", "warmup", 0, 10000, 3, &out->warmup);
     get_int32(c, t, "timing", "iterations", 1, 100000, 30, &out->iterations);
+    get_int32(c, t, "timing", "min_samples", 1, 100000, 10, &out->min_samples);
+    get_num(c, t, "timing", "noise", 0.0, 1.0, 0.02, &out->noise);
     get_num(c, t, "timing", "max_time_ms", 1.0, 600000.0, 2000.0, &out->max_time_ms);
     get_bool(c, t, "timing", "cold_l2", 1, &out->cold_l2);
     return c->errors == e0 ? 0 : -1;

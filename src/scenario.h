@@ -48,7 +48,9 @@ typedef struct vb_index_dtypes {
 
 typedef struct vb_timing_spec {
     int warmup;
-    int iterations;           /* samples wanted */
+    int iterations;           /* most samples */
+    int min_samples;          /* fewest samples before the noise target may stop a run */
+    double noise;             /* stop once (p90 - p10) / 2 / median is at or under this */
     double max_time_ms;       /* stop sampling past this much kernel time (at least 3 samples) */
     int cold_l2;              /* also time with the L2 flushed before every sample */
 } vb_timing_spec;

@@ -42,7 +42,7 @@ static void test_defaults(void)
     CHECK(s->dtypes.kv_indptr == VB_I32 && s->dtypes.kv_indices == VB_I64 && s->dtypes.qo_indptr == VB_I64);
     CHECK(s->dtypes.out_cache_loc == VB_I64 && s->dtypes.mask_indptr == VB_I64 && !s->dtypes.mask_is_bool);
     CHECK(s->graph_enabled && s->bucket == 2 && s->n_replays == 0);
-    CHECK(s->timing.iterations > 0 && s->timing.cold_l2 == 1);
+    CHECK(s->timing.iterations == 30 && s->timing.cold_l2 == 1 && s->timing.min_samples == 10 && s->timing.noise == 0.02);
     free(msgs);
     vb_scenario_list_free(&l);
 }
@@ -142,6 +142,7 @@ static void test_errors(void)
     expect_error("{\"graph\": {\"replays\": [{\"tree\": {\"parents\": [-1, 1]}}]}}", "graph.replays[0].tree.parents[1]: a cycle");
     expect_error("{\"graph\": {\"replays\": [{\"model\": {}}]}}", "graph.replays[0].model: unknown key");
     expect_error("{\"timing\": {\"cold_l2\": 1}}", "timing.cold_l2: expected true or false, got a number");
+    expect_error("{\"timing\": {\"noise\": 2}}", "timing.noise: 2 is out of range");
     expect_error("{\"name\": \"a b\"}", "name: 'a b' must be 1 to 99 letters");
     expect_error("[{\"batch\": {\"size\": 1}}, {\"batch\": {\"size\": -4}}]", "x.json: [1]: batch.size: -4 is out of range");
     expect_error("{\"sweep\": {\"batch.size\": []}}", "sweep.batch.size: expected a non-empty list of values");
