@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs what a fresh Debian machine lacks (meson, ninja, pkg-config, cJSON) and builds
+# Installs what a fresh Debian machine lacks (meson, ninja, pkg-config, cJSON; numpy and
+# matplotlib for the Python scripts' tests) and builds
 # verifybench into build/. Safe to run again: it installs and configures only what is missing.
 # The CUDA toolkit (nvcc, cudart, cuRAND; 12.8 or newer for sm_120) must already be there.
 set -eu
@@ -16,6 +17,14 @@ if [ -n "$missing" ]; then
     echo "bootstrap: installing$missing"
     $sudo apt-get update -qq
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+fi
+
+# The Python scripts' tests need numpy and matplotlib in the python3 on PATH (which need not
+# be Debian's), so they come from PyPI; without them those tests are skipped, nothing fails.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import numpy, matplotlib' 2>/dev/null; then
+    echo "bootstrap: installing numpy and matplotlib for python3 (the Python scripts' tests)"
+    python3 -m pip install --quiet --disable-pip-version-check numpy matplotlib 2>/dev/null ||
+        echo "bootstrap: could not install numpy and matplotlib: their tests will be skipped" >&2
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then
