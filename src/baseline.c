@@ -1,5 +1,6 @@
 #include "baseline.h"
 
+#include "fields.h"
 #include "fileutil.h"
 
 #include <cjson/cJSON.h>
@@ -9,16 +10,17 @@
 #include <string.h>
 
 
-static void read_timing(const cJSON *t, vb_timing *out)
+/* A dump's timing: the results' timing fields it has (samples, median and spread), checked. */
+static int read_timing(const cJSON *t, vb_timing *out, const char *path, char *why, size_t n)
 {
     memset(out, 0, sizeof *out);
-    double med = vb_json_num(t, "median_us");
-    if (isnan(med))
-        return;
-    out->median_us = med;
-    out->p10_us = vb_json_num(t, "p10_us");
-    out->p90_us = vb_json_num(t, "p90_us");
-    out->samples = isnan(vb_json_num(t, "samples")) ? 1 : (int)vb_json_num(t, "samples");
+    if (vb_fields_from_json(t, &vb_timing_table, out, path, why, n))
+        return -1;
+    if (out->median_us > 0 && out->samples == 0)
+        out->samples = 1; /* dumps before samples were recorded */
+    if (!(out->median_us > 0))
+        memset(out, 0, sizeof *out);
+    return 0;
 }
 
 int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len)
@@ -45,17 +47,32 @@ int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len
     vb_json_str(root, "triton", b->triton, sizeof b->triton);
     vb_json_str(root, "date", b->date, sizeof b->date);
     b->entries = calloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *b->entries);
-    for (const cJSON *e = entries->child; e && b->entries; e = e->next) {
-        vb_baseline_entry *x = &b->entries[b->count++];
+    int rc = b->entries ? 0 : (snprintf(why, why_len, "out of memory"), -1);
+    for (const cJSON *e = entries->child; e && !rc; e = e->next) {
+        vb_baseline_entry *x = &b->entries[b->count];
+        char path[96];
+        snprintf(path, sizeof path, "entries[%d]", b->count++);
+        if (!cJSON_IsObject(e)) {
+            snprintf(why, why_len, "%s: expected an object", path);
+            rc = -1;
+            break;
+        }
         vb_json_str(e, "scenario", x->scenario, sizeof x->scenario);
         vb_json_str(e, "shape_key", x->shape_key, sizeof x->shape_key);
         x->correct = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "correct"));
         x->max_err_ratio = vb_json_num(e, "max_err_ratio");
-        read_timing(cJSON_GetObjectItemCaseSensitive(e, "eager"), &x->eager);
-        read_timing(cJSON_GetObjectItemCaseSensitive(e, "graph"), &x->graph);
+        const char *modes[2] = {"eager", "graph"};
+        vb_timing *ts[2] = {&x->eager, &x->graph};
+        for (int m = 0; m < 2 && !rc; m++) {
+            char sub[128];
+            snprintf(sub, sizeof sub, "%s.%s", path, modes[m]);
+            rc = read_timing(cJSON_GetObjectItemCaseSensitive(e, modes[m]), ts[m], sub, why, why_len);
+        }
     }
     cJSON_Delete(root);
-    return 0;
+    if (rc)
+        vb_baseline_free(b);
+    return rc;
 }
 
 void vb_baseline_free(vb_baseline *b)

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include "fields.h"
 #include "fileutil.h"
 
 #include <cjson/cJSON.h>
@@ -194,44 +195,23 @@ static void csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_num(FILE *f, double x, int present)
-{
-    if (present && !isnan(x))
-        fprintf(f, ",%.6g", x);
-    else
-        fputs(",", f);
-}
-
 void vb_report_csv(FILE *f, const vb_results *r)
 {
-    fputs("scenario,variant,kernel,mode,status,message,max_err_ratio,max_abs_err,rel_l2,unwritten,nonfinite,"
-          "stray,token_mismatches,near_ties,paths_equal,requests,hot_median_us,hot_p10_us,hot_p90_us,"
-          "hot_samples,hot_gbps,hot_tflops,hot_bw_share,hot_mma_share,hot_floor_us,hot_floor_ratio,"
-          "cold_median_us,cold_p10_us,cold_p90_us,cold_samples,cold_gbps,cold_tflops,cold_bw_share,cold_mma_share,"
-          "cold_floor_us,cold_floor_ratio\n", f);
+    fputs("scenario,variant,kernel,mode,status,message", f);
+    vb_fields_csv_header(f, &vb_checks_table, "");
+    vb_fields_csv_header(f, &vb_timing_table, "hot_");
+    vb_fields_csv_header(f, &vb_timing_table, "cold_");
+    fputc('\n', f);
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
-        const vb_checks *c = &rec->checks;
         csv_str(f, r->scenarios[rec->scenario].name);
         fputc(',', f), csv_str(f, rec->variant);
         fputc(',', f), csv_str(f, rec->kernel);
         fprintf(f, ",%s,%s,", vb_mode_name(rec->mode), vb_status_name(rec->status));
         csv_str(f, rec->message);
-        csv_num(f, c->max_err_ratio, c->ran), csv_num(f, c->max_abs_err, c->ran), csv_num(f, c->rel_l2, c->ran);
-        csv_num(f, (double)c->unwritten, c->ran), csv_num(f, (double)c->nonfinite, c->ran);
-        csv_num(f, (double)c->stray, c->ran), csv_num(f, (double)c->token_mismatches, c->ran);
-        csv_num(f, (double)c->near_ties, c->ran), csv_num(f, c->paths_equal, c->ran), csv_num(f, c->requests, c->ran);
-        const vb_timing *ts[2] = {&rec->hot, &rec->cold};
-        for (int i = 0; i < 2; i++) {
-            const vb_timing *t = ts[i];
-            csv_num(f, t->median_us, t->samples), csv_num(f, t->p10_us, t->samples);
-            csv_num(f, t->p90_us, t->samples), csv_num(f, t->samples, t->samples);
-            csv_num(f, t->gbps, t->samples), csv_num(f, t->tflops, t->samples);
-            csv_num(f, t->bw_share, t->samples && t->bw_share > 0);
-            csv_num(f, t->mma_share, t->samples && t->mma_share > 0);
-            csv_num(f, t->floor_us, t->samples && t->floor_us > 0);
-            csv_num(f, t->floor_ratio, t->samples && t->floor_ratio > 0);
-        }
+        vb_fields_csv_row(f, &vb_checks_table, &rec->checks, rec->checks.ran);
+        vb_fields_csv_row(f, &vb_timing_table, &rec->hot, rec->hot.samples > 0);
+        vb_fields_csv_row(f, &vb_timing_table, &rec->cold, rec->cold.samples > 0);
         fputc('\n', f);
     }
 }
@@ -246,48 +226,10 @@ static void add_num(cJSON *o, const char *k, double x, int present)
         cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *timing_json(const vb_timing *t)
+static cJSON *table_json(const vb_field_table *t, const void *obj, int gate)
 {
     cJSON *o = cJSON_CreateObject();
-    int p = t->samples > 0;
-    cJSON_AddNumberToObject(o, "samples", t->samples);
-    add_num(o, "median_us", t->median_us, p);
-    add_num(o, "p10_us", t->p10_us, p);
-    add_num(o, "p90_us", t->p90_us, p);
-    add_num(o, "gbps", t->gbps, p);
-    add_num(o, "tflops", t->tflops, p);
-    add_num(o, "bw_share", t->bw_share, p && t->bw_share > 0);
-    add_num(o, "mma_share", t->mma_share, p && t->mma_share > 0);
-    add_num(o, "floor_us", t->floor_us, p && t->floor_us > 0);
-    add_num(o, "floor_ratio", t->floor_ratio, p && t->floor_ratio > 0);
-    return o;
-}
-
-static cJSON *checks_json(const vb_checks *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "ran", c->ran);
-    int p = c->ran;
-    add_num(o, "elements", (double)c->elements, p);
-    add_num(o, "unwritten", (double)c->unwritten, p);
-    add_num(o, "nonfinite", (double)c->nonfinite, p);
-    add_num(o, "stray_writes", (double)c->stray, p);
-    add_num(o, "out_of_tolerance", (double)c->out_of_tol, p);
-    add_num(o, "max_abs_err", c->max_abs_err, p);
-    add_num(o, "max_err_ratio", c->max_err_ratio, p);
-    add_num(o, "rel_l2", c->rel_l2, p);
-    cJSON *w = cJSON_AddArrayToObject(o, "worst_index");
-    for (int i = 0; p && i < 4; i++)
-        cJSON_AddItemToArray(w, cJSON_CreateNumber((double)c->worst[i]));
-    add_num(o, "lse_max_err", c->lse_max_err, p);
-    add_num(o, "lse_bad", (double)c->lse_bad, p);
-    add_num(o, "rows", (double)c->rows, p);
-    add_num(o, "token_mismatches", (double)c->token_mismatches, p);
-    add_num(o, "near_ties", (double)c->near_ties, p);
-    add_num(o, "requests", c->requests, p);
-    add_num(o, "paths_equal", c->paths_equal, p);
-    add_num(o, "paths_near_tie", c->paths_near_tie, p);
-    add_num(o, "accepted_mean", c->accepted_mean, p);
+    vb_fields_to_json(o, t, obj, gate);
     return o;
 }
 
@@ -295,31 +237,8 @@ static cJSON *scenario_json(const vb_results *r, int s)
 {
     const vb_scenario_info *i = &r->scenarios[s];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", i->name);
-    cJSON_AddStringToObject(o, "file", i->file);
-    cJSON_AddStringToObject(o, "shape_key", i->shape_key);
-    cJSON_AddBoolToObject(o, "valid", i->valid);
-    cJSON_AddStringToObject(o, "message", i->message);
-    cJSON *sh = cJSON_AddObjectToObject(o, "shape");
-    cJSON_AddNumberToObject(sh, "batch", i->batch);
-    cJSON_AddNumberToObject(sh, "bucket", i->bucket);
-    cJSON_AddNumberToObject(sh, "draft_tokens", i->draft);
-    cJSON_AddNumberToObject(sh, "heads", i->heads);
-    cJSON_AddNumberToObject(sh, "d_qk", i->d_qk);
-    cJSON_AddNumberToObject(sh, "d_v", i->d_v);
-    cJSON_AddNumberToObject(sh, "page_size", i->page_size);
-    cJSON_AddStringToObject(sh, "tree", i->tree);
-    cJSON_AddStringToObject(sh, "prefix_len", i->prefix);
-    cJSON_AddStringToObject(sh, "layout", i->layout);
-    cJSON_AddStringToObject(sh, "index_dtypes", i->dtypes);
-    cJSON_AddNumberToObject(sh, "total_prefix", (double)i->total_prefix);
-    cJSON_AddNumberToObject(sh, "num_slots", (double)i->num_slots);
-    cJSON_AddNumberToObject(sh, "replays", i->n_replays);
-    cJSON_AddNumberToObject(o, "bytes", i->bytes);
-    cJSON_AddNumberToObject(o, "flops", i->flops);
-    add_num(o, "oracle_seconds", i->oracle_s, i->valid);
-    add_num(o, "softmax_pmax_median", i->pmax_median, i->valid);
-    add_num(o, "oracle_accepted_mean", i->accepted_mean, i->valid);
+    vb_fields_to_json(o, &vb_scenario_table, i, i->valid);
+    cJSON_AddItemToObject(o, "shape", table_json(&vb_shape_table, i, 1));
     cJSON *recs = cJSON_AddArrayToObject(o, "records");
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
@@ -331,10 +250,10 @@ static cJSON *scenario_json(const vb_results *r, int s)
         cJSON_AddStringToObject(x, "mode", vb_mode_name(rec->mode));
         cJSON_AddStringToObject(x, "status", vb_status_name(rec->status));
         cJSON_AddStringToObject(x, "message", rec->message);
-        cJSON_AddItemToObject(x, "checks", checks_json(&rec->checks));
+        cJSON_AddItemToObject(x, "checks", table_json(&vb_checks_table, &rec->checks, rec->checks.ran));
         cJSON *t = cJSON_AddObjectToObject(x, "timing");
-        cJSON_AddItemToObject(t, "hot", timing_json(&rec->hot));
-        cJSON_AddItemToObject(t, "cold", timing_json(&rec->cold));
+        cJSON_AddItemToObject(t, "hot", table_json(&vb_timing_table, &rec->hot, rec->hot.samples > 0));
+        cJSON_AddItemToObject(t, "cold", table_json(&vb_timing_table, &rec->cold, rec->cold.samples > 0));
         cJSON_AddItemToArray(recs, x);
     }
     return o;
@@ -413,95 +332,69 @@ static double jnum0(const cJSON *o, const char *k)
     return isnan(x) ? 0 : x;
 }
 
-static void read_timing(const cJSON *t, vb_timing *out)
+/* One record, at path ("scenarios[s].records[k]"), into the scenario at index idx. */
+static int read_record(const cJSON *x, vb_results *r, int idx, const char *path, char *why, size_t n)
 {
-    memset(out, 0, sizeof *out);
-    out->samples = (int)jnum0(t, "samples");
-    out->median_us = jnum0(t, "median_us");
-    out->p10_us = jnum0(t, "p10_us");
-    out->p90_us = jnum0(t, "p90_us");
-    out->gbps = jnum0(t, "gbps");
-    out->tflops = jnum0(t, "tflops");
-    out->bw_share = jnum0(t, "bw_share");
-    out->mma_share = jnum0(t, "mma_share");
-    vb_timing_set_floor(out); /* derived, so files written before the field existed have it too */
+    if (!cJSON_IsObject(x)) {
+        snprintf(why, n, "%s: expected an object", path);
+        return -1;
+    }
+    char variant[VB_NAME_MAX], kernel[48], mode[16], status[16], sub[160];
+    vb_json_str(x, "variant", variant, sizeof variant);
+    vb_json_str(x, "kernel", kernel, sizeof kernel);
+    vb_json_str(x, "mode", mode, sizeof mode);
+    vb_json_str(x, "status", status, sizeof status);
+    vb_mode m;
+    vb_status st;
+    if (vb_mode_parse(mode, &m) || vb_status_parse(status, &st)) {
+        snprintf(why, n, "%s: unknown mode '%s' or status '%s'", path, mode, status);
+        return -1;
+    }
+    vb_record *rec = vb_results_add_record(r, idx, variant, kernel, m);
+    if (!rec) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    rec->status = st;
+    vb_json_str(x, "message", rec->message, sizeof rec->message);
+    snprintf(sub, sizeof sub, "%s.checks", path);
+    if (vb_fields_from_json(cJSON_GetObjectItemCaseSensitive(x, "checks"), &vb_checks_table, &rec->checks, sub, why, n))
+        return -1;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(x, "timing");
+    vb_timing *ts[2] = {&rec->hot, &rec->cold};
+    const char *names[2] = {"hot", "cold"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(sub, sizeof sub, "%s.timing.%s", path, names[i]);
+        if (vb_fields_from_json(cJSON_GetObjectItemCaseSensitive(t, names[i]), &vb_timing_table, ts[i], sub, why, n))
+            return -1;
+        vb_timing_set_floor(ts[i]); /* derived, so files written before the field existed have it too */
+    }
+    return 0;
 }
 
-static void read_checks(const cJSON *o, vb_checks *c)
+static int read_scenario(const cJSON *s, int si, vb_results *r, char *why, size_t n)
 {
-    memset(c, 0, sizeof *c);
-    c->ran = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ran"));
-    c->elements = (int64_t)jnum0(o, "elements");
-    c->unwritten = (int64_t)jnum0(o, "unwritten");
-    c->nonfinite = (int64_t)jnum0(o, "nonfinite");
-    c->stray = (int64_t)jnum0(o, "stray_writes");
-    c->out_of_tol = (int64_t)jnum0(o, "out_of_tolerance");
-    c->max_abs_err = jnum0(o, "max_abs_err");
-    c->max_err_ratio = jnum0(o, "max_err_ratio");
-    c->rel_l2 = jnum0(o, "rel_l2");
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "worst_index");
-    for (int i = 0; i < 4 && cJSON_GetArraySize(w) == 4; i++)
-        c->worst[i] = (int64_t)cJSON_GetArrayItem(w, i)->valuedouble;
-    c->lse_max_err = vb_json_num(o, "lse_max_err");
-    c->lse_bad = (int64_t)jnum0(o, "lse_bad");
-    c->rows = (int64_t)jnum0(o, "rows");
-    c->token_mismatches = (int64_t)jnum0(o, "token_mismatches");
-    c->near_ties = (int64_t)jnum0(o, "near_ties");
-    c->requests = (int)jnum0(o, "requests");
-    c->paths_equal = (int)jnum0(o, "paths_equal");
-    c->paths_near_tie = (int)jnum0(o, "paths_near_tie");
-    c->accepted_mean = jnum0(o, "accepted_mean");
-}
-
-static void read_scenario(const cJSON *s, vb_results *r)
-{
+    char path[64], sub[160];
+    snprintf(path, sizeof path, "scenarios[%d]", si);
     vb_scenario_info i;
     memset(&i, 0, sizeof i);
-    vb_json_str(s, "name", i.name, sizeof i.name);
-    vb_json_str(s, "file", i.file, sizeof i.file);
-    vb_json_str(s, "shape_key", i.shape_key, sizeof i.shape_key);
-    vb_json_str(s, "message", i.message, sizeof i.message);
-    i.valid = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "valid"));
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(s, "shape");
-    i.batch = (int)jnum0(sh, "batch");
-    i.bucket = (int)jnum0(sh, "bucket");
-    i.draft = (int)jnum0(sh, "draft_tokens");
-    i.heads = (int)jnum0(sh, "heads");
-    i.d_qk = (int)jnum0(sh, "d_qk");
-    i.d_v = (int)jnum0(sh, "d_v");
-    i.page_size = (int)jnum0(sh, "page_size");
-    i.n_replays = (int)jnum0(sh, "replays");
-    vb_json_str(sh, "tree", i.tree, sizeof i.tree);
-    vb_json_str(sh, "prefix_len", i.prefix, sizeof i.prefix);
-    vb_json_str(sh, "layout", i.layout, sizeof i.layout);
-    vb_json_str(sh, "index_dtypes", i.dtypes, sizeof i.dtypes);
-    i.total_prefix = (int64_t)jnum0(sh, "total_prefix");
-    i.num_slots = (int64_t)jnum0(sh, "num_slots");
-    i.bytes = jnum0(s, "bytes");
-    i.flops = jnum0(s, "flops");
-    i.oracle_s = jnum0(s, "oracle_seconds");
-    i.pmax_median = jnum0(s, "softmax_pmax_median");
-    i.accepted_mean = jnum0(s, "oracle_accepted_mean");
-    int idx = vb_results_add_scenario(r, &i);
+    snprintf(sub, sizeof sub, "%s.shape", path);
+    if (vb_fields_from_json(s, &vb_scenario_table, &i, path, why, n) ||
+        vb_fields_from_json(cJSON_GetObjectItemCaseSensitive(s, "shape"), &vb_shape_table, &i, sub, why, n))
+        return -1;
+    const int idx = vb_results_add_scenario(r, &i);
     const cJSON *recs = cJSON_GetObjectItemCaseSensitive(s, "records");
-    for (const cJSON *x = recs ? recs->child : NULL; x && idx >= 0; x = x->next) {
-        char variant[VB_NAME_MAX], kernel[48], mode[16], status[16];
-        vb_json_str(x, "variant", variant, sizeof variant);
-        vb_json_str(x, "kernel", kernel, sizeof kernel);
-        vb_json_str(x, "mode", mode, sizeof mode);
-        vb_json_str(x, "status", status, sizeof status);
-        vb_mode m = VB_MODE_CPU;
-        vb_mode_parse(mode, &m);
-        vb_record *rec = vb_results_add_record(r, idx, variant, kernel, m);
-        if (!rec)
-            return;
-        vb_status_parse(status, &rec->status);
-        vb_json_str(x, "message", rec->message, sizeof rec->message);
-        read_checks(cJSON_GetObjectItemCaseSensitive(x, "checks"), &rec->checks);
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(x, "timing");
-        read_timing(cJSON_GetObjectItemCaseSensitive(t, "hot"), &rec->hot);
-        read_timing(cJSON_GetObjectItemCaseSensitive(t, "cold"), &rec->cold);
+    if (idx < 0 || (recs && !cJSON_IsArray(recs))) {
+        snprintf(why, n, idx < 0 ? "out of memory" : "%s.records: expected an array", path);
+        return -1;
     }
+    int k = 0;
+    for (const cJSON *x = recs ? recs->child : NULL; x; x = x->next, k++) {
+        snprintf(sub, sizeof sub, "%s.records[%d]", path, k);
+        if (read_record(x, r, idx, sub, why, n))
+            return -1;
+    }
+    return 0;
 }
 
 int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_len)
@@ -542,8 +435,20 @@ int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_
     r->gpu.read_gbps = jnum0(c, "read_gbps");
     r->gpu.mma_tflops = jnum0(c, "mma_bf16_tflops");
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scenarios");
-    for (const cJSON *s = sc ? sc->child : NULL; s; s = s->next)
-        read_scenario(s, r);
+    int rc = 0, si = 0;
+    if (!cJSON_IsArray(sc)) {
+        snprintf(why, why_len, "scenarios: expected an array");
+        rc = -1;
+    }
+    for (const cJSON *s = rc ? NULL : sc->child; s && !rc; s = s->next, si++)
+        if (!cJSON_IsObject(s)) {
+            snprintf(why, why_len, "scenarios[%d]: expected an object", si);
+            rc = -1;
+        } else {
+            rc = read_scenario(s, si, r, why, why_len);
+        }
     cJSON_Delete(root);
-    return 0;
+    if (rc)
+        vb_results_free(r);
+    return rc;
 }

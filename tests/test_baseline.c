@@ -150,8 +150,26 @@ static void test_speedups(void)
     CHECK(vb_baseline_read("/nonexistent.json", &b, why, sizeof why) == -1 && !strcmp(why, "cannot open"));
 }
 
+/* The dump reader checks every timing value and names where it found a bad one. */
+static void test_strict_dump(void)
+{
+    char path[] = "/tmp/vb_dump_bad_XXXXXX", why[320] = "";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs("{\"schema\": \"verifybench.triton_baseline/1\", \"entries\": [{\"shape_key\": \"k\", "
+          "\"eager\": {\"median_us\": 10, \"samples\": 1e300}}]}", f);
+    fclose(f);
+    vb_baseline b;
+    CHECK(vb_baseline_read(path, &b, why, sizeof why) == -1 && strstr(why, "entries[0].eager.samples: expected an integer"));
+    f = fopen(path, "w");
+    fputs("{\"schema\": \"verifybench.triton_baseline/1\", \"entries\": \"none\"}", f);
+    fclose(f);
+    CHECK(vb_baseline_read(path, &b, why, sizeof why) == -1 && strstr(why, "not a verifybench.triton_baseline/1"));
+    remove(path);
+}
+
 int main(void)
 {
+    test_strict_dump();
     test_bundle_round_trip();
     test_speedups();
     TEST_MAIN_END();

@@ -81,6 +81,38 @@ static void test_json_round_trip(void)
     vb_results_free(&r);
 }
 
+/* The reader checks every value's type and range, and names where it found one it rejects. */
+static void expect_unreadable(const char *body, const char *want)
+{
+    char path[] = "/tmp/vb_report_bad_XXXXXX", why[320] = "";
+    FILE *f = fdopen(mkstemp(path), "w");
+    fprintf(f, "{\"schema\": \"verifybench.results/1\", %s}", body);
+    fclose(f);
+    vb_results back;
+    CHECK_MSG(vb_results_read_json(path, &back, why, sizeof why) == -1 && strstr(why, want), "%s: got '%s'", body, why);
+    remove(path);
+}
+
+static void test_strict_reader(void)
+{
+    expect_unreadable("\"scenarios\": \"all of them\"", "scenarios: expected an array");
+    expect_unreadable("\"scenarios\": [3]", "scenarios[0]: expected an object");
+    expect_unreadable("\"scenarios\": [{\"name\": 5}]", "scenarios[0].name: expected a string");
+    expect_unreadable("\"scenarios\": [{\"shape\": {\"batch\": 1e300}}]",
+                      "scenarios[0].shape.batch: expected an integer in [-2147483648, 2147483647], got 1e+300");
+    expect_unreadable("\"scenarios\": [{\"records\": [{\"mode\": \"graph\", \"status\": \"pass\", "
+                      "\"timing\": {\"hot\": {\"samples\": 2.5}}}]}]",
+                      "scenarios[0].records[0].timing.hot.samples: expected an integer");
+    expect_unreadable("\"scenarios\": [{\"records\": [{\"mode\": \"graph\", \"status\": \"pass\", "
+                      "\"timing\": {\"hot\": {\"median_us\": \"fast\"}}}]}]",
+                      "scenarios[0].records[0].timing.hot.median_us: expected a number");
+    expect_unreadable("\"scenarios\": [{\"records\": [{\"mode\": \"warp\", \"status\": \"pass\"}]}]",
+                      "scenarios[0].records[0]: unknown mode 'warp'");
+    expect_unreadable("\"scenarios\": [{\"records\": [{\"mode\": \"cpu\", \"status\": \"pass\", "
+                      "\"checks\": {\"worst_index\": [1, 2, \"x\", 4]}}]}]",
+                      "scenarios[0].records[0].checks.worst_index[2]: expected a number");
+}
+
 static int count_lines(const char *s)
 {
     int n = 0;
@@ -100,7 +132,7 @@ static void test_text_formats(void)
     fclose(f);
     CHECK(count_lines(buf) == 3 && !strncmp(buf, "scenario,variant,kernel,mode,status", 35));
     CHECK(strstr(buf, "\"12 elements beyond tolerance, \"\"quoted\"\"\"") != NULL); /* CSV quoting */
-    CHECK(strstr(buf, ",1234.5,1200,1300,30,") != NULL);
+    CHECK(strstr(buf, ",30,1234.5,1200,1300,1500,0.8,") != NULL); /* hot: samples, median, p10, p90, GB/s, TFLOP/s */
     CHECK(strstr(buf, ",hot_floor_us,hot_floor_ratio,") && strstr(buf, ",0.34,0.001,419.73,2.94118,"));
     free(buf);
     f = open_memstream(&buf, &len);
@@ -124,6 +156,7 @@ static void test_text_formats(void)
 int main(void)
 {
     test_json_round_trip();
+    test_strict_reader();
     test_text_formats();
     TEST_MAIN_END();
 }
