@@ -17,6 +17,58 @@ static void slurp(const char *path, char *buf, size_t n)
         fclose(f);
 }
 
+/* A strict CSV check: every record has the header's number of fields; quotes open and close
+ * around whole fields and double inside them. Returns the number of data rows, -1 if broken. */
+static int csv_rows(const char *s)
+{
+    int fields = 1, header = -1, rows = 0, quoted = 0;
+    for (; *s; s++) {
+        if (quoted) {
+            if (*s == '"' && s[1] == '"')
+                s++;
+            else if (*s == '"') {
+                quoted = 0;
+                if (s[1] && s[1] != ',' && s[1] != '\n')
+                    return -1;
+            }
+        } else if (*s == '"') {
+            if (s[-1] != ',' && s[-1] != '\n')
+                return -1;
+            quoted = 1;
+        } else if (*s == ',') {
+            fields++;
+        } else if (*s == '\n') {
+            if (header < 0)
+                header = fields;
+            else if (fields != header)
+                return -1;
+            else
+                rows++;
+            fields = 1;
+        }
+    }
+    return quoted || fields != 1 ? -1 : rows;
+}
+
+/* Records in a results JSON document. */
+static int count_records(const char *s)
+{
+    cJSON *doc = cJSON_Parse(s);
+    int n = 0;
+    const cJSON *sc = cJSON_GetObjectItem(doc, "scenarios");
+    for (const cJSON *x = sc ? sc->child : NULL; x; x = x->next)
+        n += cJSON_GetArraySize(cJSON_GetObjectItem(x, "records"));
+    cJSON_Delete(doc);
+    return n;
+}
+
+static int is_json(const char *s)
+{
+    cJSON *doc = cJSON_Parse(s);
+    cJSON_Delete(doc);
+    return doc != NULL;
+}
+
 /* Runs verifybench with args (a shell fragment); returns its exit code. */
 static int vb(const char *args)
 {
@@ -77,12 +129,20 @@ int main(int argc, char **argv)
     slurp("/tmp/vb_cli.csv", out, sizeof out);
     CHECK(!strncmp(out, "scenario,variant,kernel,mode,status", 35));
 
-    /* With --format json or csv stdout is one document, the speedup table included or not. */
-    CHECK(vb("report /tmp/vb_cli.json --format json --baseline baseline_fixture.json") == 0);
-    cJSON *doc = cJSON_Parse(out);
-    CHECK_MSG(doc != NULL, "stdout is not one JSON document: %.200s", out);
-    cJSON_Delete(doc);
-    CHECK(vb("report /tmp/vb_cli.json --format csv --baseline baseline_fixture.json") == 0 && !strstr(out, "speedup"));
+    /* Every machine format is one valid document, for every command and option that makes it. */
+    cJSON *doc = NULL;
+    CHECK(vb("report /tmp/vb_cli.json --format json --baseline baseline_fixture.json") == 0 && is_json(out));
+    const int records = count_records(out);
+    CHECK(records > 0);
+    CHECK(vb("report /tmp/vb_cli.json --format csv --baseline baseline_fixture.json") == 0 && csv_rows(out) == records);
+    CHECK(vb("tiny.json -q --no-gpu --format json --baseline baseline_fixture.json") == 0 && is_json(out));
+    CHECK(vb("tiny.json -q --no-gpu --format csv --baseline baseline_fixture.json --speedup /tmp/vb_cli_sp.csv") == 0 &&
+          csv_rows(out) == records);
+    slurp("/tmp/vb_cli_sp.csv", out, sizeof out);
+    CHECK(csv_rows(out) > 0);
+    slurp("/tmp/vb_cli.csv", out, sizeof out);
+    CHECK(csv_rows(out) == records);
+    CHECK(csv_rows("a,b\n\"x,\"\"y\"\"\",2\n") == 1 && csv_rows("a,b\n1,2,3\n") == -1); /* the checker can fail */
 
     /* compare: the same run twice is no regression; a pass that fails now is (exit 1). */
     CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json") == 0 && strstr(out, "0 regressions"));
@@ -91,8 +151,8 @@ int main(int argc, char **argv)
           strstr(out, "BROKEN"));
     slurp("/tmp/vb_cli_cmp.md", out, sizeof out);
     CHECK(strstr(out, "| BROKEN |") && strstr(out, "regressions**"));
-    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --format json") == 1 && (doc = cJSON_Parse(out)));
-    cJSON_Delete(doc);
+    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --format json") == 1 && is_json(out));
+    (void)doc;
     CHECK(vb("compare /tmp/vb_cli.json missing.json") == 2 && strstr(err, "missing.json"));
     CHECK(vb("compare /tmp/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
     CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
