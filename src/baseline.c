@@ -27,11 +27,9 @@ int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len
 {
     memset(b, 0, sizeof *b);
     snprintf(b->path, sizeof b->path, "%s", path);
-    char *text = vb_read_file(path, (size_t)1 << 30, NULL);
-    if (!text) {
-        snprintf(why, why_len, errno == ENOENT ? "cannot open" : "cannot read: %s", strerror(errno));
+    char *text = vb_read_text(path, (size_t)1 << 30, why, why_len);
+    if (!text)
         return -1;
-    }
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
@@ -235,14 +233,16 @@ int vb_speedup_outputs(const vb_cli *cli, const vb_results *r, const vb_baseline
         vb_speedup_print(stdout, cli->format, r, b);
     if (!cli->speedup_path)
         return 0;
-    FILE *f = fopen(cli->speedup_path, "w");
-    if (!f) {
-        fprintf(stderr, "verifybench: %s: cannot write the speedup table\n", cli->speedup_path);
-        return -1;
+    vb_output out;
+    char why[1200];
+    if (vb_output_open(&out, cli->speedup_path, why, sizeof why) == 0) {
+        if (format_for(cli->speedup_path) == VB_FMT_MARKDOWN)
+            fprintf(out.f, "# Speedup against the Triton baseline\n\nverifybench %s, commit %s, %s, on %s.\n",
+                    r->version, r->commit, r->date, r->gpu.present ? r->gpu.name : "no GPU");
+        vb_speedup_print(out.f, format_for(cli->speedup_path), r, b);
+        if (vb_output_close(&out, why, sizeof why) == 0)
+            return 0;
     }
-    if (format_for(cli->speedup_path) == VB_FMT_MARKDOWN)
-        fprintf(f, "# Speedup against the Triton baseline\n\nverifybench %s, commit %s, %s, on %s.\n", r->version,
-                r->commit, r->date, r->gpu.present ? r->gpu.name : "no GPU");
-    vb_speedup_print(f, format_for(cli->speedup_path), r, b);
-    return fclose(f) ? -1 : 0;
+    fprintf(stderr, "verifybench: %s\n", why);
+    return -1;
 }

@@ -2,6 +2,7 @@
 #include "bundle.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,13 +16,15 @@
 void vb_bundle_dirname(const char *scenario, char *out, size_t n)
 {
     size_t k = 0;
-    for (const char *c = scenario; *c && k + 3 < n; c++) {
-        if (*c == '/')
-            out[k++] = '_', out[k++] = '_';
+    for (const char *c = scenario; *c && k + 4 < n; c++) {
+        const unsigned char ch = (unsigned char)*c;
+        const int plain = (isalnum(ch) || strchr("+=,-_", ch) || (ch == '.' && c != scenario)) && ch != 0;
+        if (plain)
+            out[k++] = (char)ch;
         else
-            out[k++] = *c;
+            k += (size_t)snprintf(out + k, n - k, "%%%02X", ch);
     }
-    out[k] = 0;
+    out[k < n ? k : n - 1] = 0;
 }
 
 static int make_dir(const char *path, char *why, size_t n)
@@ -36,12 +39,12 @@ static int write_raw(const char *dir, const char *file, const void *data, size_t
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "wb");
-    if (!f || (bytes && fwrite(data, 1, bytes, f) != bytes) || fclose(f)) {
-        snprintf(why, n, "%s: cannot write", path);
+    vb_output out;
+    if (vb_output_open(&out, path, why, n))
         return -1;
-    }
-    return 0;
+    if (bytes)
+        fwrite(data, 1, bytes, out.f);
+    return vb_output_close(&out, why, n);
 }
 
 /* Records an array in the manifest and writes its file. */

@@ -16,7 +16,9 @@
 
 #define VB_BUNDLE_SCHEMA "verifybench.bundle/1"
 
-/* The directory name of a scenario's bundle: '/' in the name becomes "__". */
+/* The directory name of a scenario's bundle: the name with '/', '%', a leading '.' and any
+ * other byte outside [A-Za-z0-9+=,-_.] percent-encoded ("grp/b1" -> "grp%2Fb1", ".." ->
+ * "%2E."), so two names never share a directory and none leaves the export directory. */
 void vb_bundle_dirname(const char *scenario, char *out, size_t n);
 /* Writes the bundle of prepared p (built without padding) under dir. 0, or -1 with why. */
 int vb_bundle_write(const char *dir, const vb_scenario *s, const vb_prepared *p, char *why, size_t why_len);

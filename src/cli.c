@@ -59,6 +59,13 @@ static const char usage_text[] =
     "the noise, a pass that fails now, a changed token verdict), 2 on bad input.\n"
     "When several apply, the highest of 4, 1, 2 wins in that order.\n";
 
+int vb_exit_worst(int a, int b)
+{
+    static const int rank[] = {0, 3, 2, 1, 4}; /* by exit code 0..4: 0 < 3 < 2 < 1 < 4 */
+    const int ra = a >= 0 && a <= 4 ? rank[a] : 0, rb = b >= 0 && b <= 4 ? rank[b] : 0;
+    return ra >= rb ? a : b;
+}
+
 static int parse_count(const char *s, int lo, int hi, int *out)
 {
     char *end;

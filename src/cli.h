@@ -39,6 +39,9 @@ typedef struct vb_cli {
     int format_given;      /* --format was on the command line */
 } vb_cli;
 
+/* The exit code when two outcomes apply: 4 outranks 1, 1 outranks 2, 2 outranks 3 and 0. */
+int vb_exit_worst(int a, int b);
+
 /* Returns -1 to continue, else the exit code (help and version print and return 0). */
 int vb_cli_parse(int argc, char **argv, vb_cli *cli);
 

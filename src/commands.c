@@ -5,6 +5,7 @@
 
 #include "baseline.h"
 #include "compare.h"
+#include "fileutil.h"
 #include "bundle.h"
 #include "prepare.h"
 #include "progress.h"
@@ -92,19 +93,17 @@ int vb_cmd_compare(const vb_cli *cli)
         const char *paths[2] = {cli->markdown_path, cli->json_path};
         const vb_format fmts[2] = {VB_FMT_MARKDOWN, VB_FMT_JSON};
         for (int i = 0; i < 2; i++) {
-            FILE *f = paths[i] ? fopen(paths[i], "w") : NULL;
-            if (paths[i] && !f) {
-                fprintf(stderr, "verifybench: %s: cannot write the comparison\n", paths[i]);
-                rc = rc == VB_EXIT_OK ? VB_EXIT_INPUT : rc;
+            vb_output out;
+            char err[1200];
+            if (!paths[i])
                 continue;
+            if (vb_output_open(&out, paths[i], err, sizeof err) == 0) {
+                vb_compare_print(out.f, fmts[i], &c, &old_r, &new_r);
+                if (vb_output_close(&out, err, sizeof err) == 0)
+                    continue;
             }
-            if (f) {
-                vb_compare_print(f, fmts[i], &c, &old_r, &new_r);
-                if (fclose(f)) {
-                    fprintf(stderr, "verifybench: %s: write failed\n", paths[i]);
-                    rc = rc == VB_EXIT_OK ? VB_EXIT_INPUT : rc;
-                }
-            }
+            fprintf(stderr, "verifybench: %s\n", err);
+            rc = vb_exit_worst(rc, VB_EXIT_INPUT);
         }
         vb_compare_free(&c);
     }

@@ -374,8 +374,11 @@ double vb_instance_estimate_bytes(const vb_scenario *s, const vb_variant *v, int
     }
     if (v->layout == VB_LAYOUT_FRAGMENTED)
         tokens /= 1.0 - v->free_fraction;
-    double d = vb_scenario_d_qk(s);
-    return tokens * (2.0 * d + 8.0 * 3 + 1) + mask + (double)B * T * s->heads * d * 2.0;
+    double d = vb_scenario_d_qk(s), live_rows = (double)v->batch * T * s->heads;
+    /* slots and indices, the mask, q for every request, and the oracle's doubles for the live
+     * rows (o and absw per value dim, lse and pmax per row) */
+    return tokens * (2.0 * d + 8.0 * 3 + 1) + mask + (double)B * T * s->heads * d * 2.0 +
+           live_rows * (2.0 * vb_scenario_d_v(s) + 2.0) * 8.0;
 }
 
 void vb_instance_free(vb_instance *in)

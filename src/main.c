@@ -9,6 +9,7 @@
  *   -> checks (checks.c) inside every run
  *   -> report (report.c: table, JSON, CSV, markdown) and the exit code. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +428,15 @@ static int load_scenarios(const vb_cli *cli, vb_scenario_list *out)
     return bad;
 }
 
+/* Everything printed must have reached stdout: a full disk or a closed pipe is an error. */
+static int finish_stdout(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) /* errno kept: a failed write earlier says why */
+        return rc;
+    fprintf(stderr, "verifybench: writing to stdout failed: %s\n", strerror(errno ? errno : EIO));
+    return vb_exit_worst(rc, VB_EXIT_INPUT);
+}
+
 int main(int argc, char **argv)
 {
     vb_cli cli;
@@ -435,9 +445,9 @@ int main(int argc, char **argv)
         return rc;
     vb_progress_init(cli.quiet);
     switch (cli.command) {
-    case VB_CMD_LIST_KERNELS: return vb_cmd_list_kernels(&cli);
-    case VB_CMD_REPORT: return vb_cmd_report(&cli);
-    case VB_CMD_COMPARE: return vb_cmd_compare(&cli);
+    case VB_CMD_LIST_KERNELS: return finish_stdout(vb_cmd_list_kernels(&cli));
+    case VB_CMD_REPORT: return finish_stdout(vb_cmd_report(&cli));
+    case VB_CMD_COMPARE: return finish_stdout(vb_cmd_compare(&cli));
     default: break;
     }
     vb_scenario_list list = {0};
@@ -451,5 +461,5 @@ int main(int argc, char **argv)
     else
         rc = run(&cli, &list, bad);
     vb_scenario_list_free(&list);
-    return rc;
+    return finish_stdout(rc);
 }

@@ -25,7 +25,9 @@ int vb_prepare(const vb_scenario *s, const vb_variant *v, int bucket, vb_gpu *gp
         return -1;
     }
     double t0 = now_s();
-    vb_verify_params hp = vb_instance_params(&p->in);
+    /* Padding requests of a graph bucket are checked for being written and finite, never
+     * against the oracle: it runs on the live requests only. */
+    vb_verify_params hp = vb_instance_launch_params(&p->in, p->in.live_batch);
     if (vb_oracle_run(&hp, threads, &p->ref) ||
         vb_verdict_prepare(&p->in, &p->ref, v->accept_prob, v->seed, threads, &p->vref)) {
         snprintf(why, why_len, "out of host memory in the oracle");

@@ -310,17 +310,15 @@ void vb_report_print(FILE *f, vb_format fmt, const vb_results *r)
 
 int vb_report_write(const char *path, vb_format fmt, const vb_results *r)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "verifybench: %s: cannot write the report\n", path);
-        return -1;
+    vb_output out;
+    char why[1200];
+    if (vb_output_open(&out, path, why, sizeof why) == 0) {
+        vb_report_print(out.f, fmt, r);
+        if (vb_output_close(&out, why, sizeof why) == 0)
+            return 0;
     }
-    vb_report_print(f, fmt, r);
-    if (fclose(f)) {
-        fprintf(stderr, "verifybench: %s: writing the report failed\n", path);
-        return -1;
-    }
-    return 0;
+    fprintf(stderr, "verifybench: %s\n", why);
+    return -1;
 }
 
 /* ---- reading JSON back --------------------------------------------------------------- */
@@ -400,11 +398,9 @@ static int read_scenario(const cJSON *s, int si, vb_results *r, char *why, size_
 int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_len)
 {
     vb_results_init(r);
-    char *text = vb_read_file(path, (size_t)1 << 30, NULL);
-    if (!text) {
-        snprintf(why, why_len, "cannot read: %s", strerror(errno));
+    char *text = vb_read_text(path, (size_t)1 << 30, why, why_len);
+    if (!text)
         return -1;
-    }
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");

@@ -798,12 +798,12 @@ int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *
 
 int vb_scenario_load_file(const char *path, vb_scenario_list *out)
 {
-    char *text = vb_read_file(path, (size_t)64 << 20, NULL);
+    char why[200];
+    char *text = vb_read_text(path, (size_t)64 << 20, why, sizeof why);
     if (!text) {
-        if (errno == EFBIG)
-            fprintf(stderr, "%s: not a scenario file (larger than 64 MiB)\n", path);
-        else
-            fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+        char shown[600];
+        vb_printable(path, shown, sizeof shown);
+        fprintf(stderr, "%s: %s\n", shown, why);
         return 1;
     }
     int rc = vb_scenario_load_text(path, text, out);

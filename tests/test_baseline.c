@@ -29,7 +29,14 @@ static void test_bundle_round_trip(void)
     CHECK_MSG(vb_bundle_write(dir, &l.items[0], &p, why, sizeof why) == 0, "%s", why);
     char name[64];
     vb_bundle_dirname("grp/b1", name, sizeof name);
-    CHECK(!strcmp(name, "grp__b1"));
+    CHECK(!strcmp(name, "grp%2Fb1"));
+    char other[64];
+    vb_bundle_dirname("grp__b1", other, sizeof other); /* another name, another directory */
+    CHECK(!strcmp(other, "grp__b1"));
+    vb_bundle_dirname("..", other, sizeof other);     /* never a path out of the export directory */
+    CHECK(!strcmp(other, "%2E.") && strchr(other, '/') == NULL);
+    vb_bundle_dirname(".", other, sizeof other);
+    CHECK(!strcmp(other, "%2E"));
     snprintf(sub, sizeof sub, "%s/%s", dir, name);
     struct { const char *array, *dtype; const void *want; size_t bytes; } cases[] = {
         {"q", "bfloat16", p.in.q, 2 * (size_t)(p.in.tokens * p.in.heads * p.in.d_qk)},
@@ -147,7 +154,7 @@ static void test_speedups(void)
     /* Not a dump: refused with the reason. */
     snprintf(path, sizeof path, "%s/tiny.json", data);
     CHECK(vb_baseline_read(path, &b, why, sizeof why) == -1 && strstr(why, "not a verifybench.triton_baseline/1 dump"));
-    CHECK(vb_baseline_read("/nonexistent.json", &b, why, sizeof why) == -1 && !strcmp(why, "cannot open"));
+    CHECK(vb_baseline_read("/nonexistent.json", &b, why, sizeof why) == -1 && !strcmp(why, "cannot open: No such file or directory"));
 }
 
 /* The dump reader checks every timing value and names where it found a bad one. */

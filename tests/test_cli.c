@@ -157,6 +157,23 @@ int main(int argc, char **argv)
     CHECK(vb("compare /tmp/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
     CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
 
+    /* Nothing is lost silently: a write that fails says why and exits 2, for files and stdout. */
+    CHECK(vb("--json /dev/full tiny.json -q --no-gpu") == 2 && strstr(err, "/dev/full: writing failed: No space left"));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' tiny.json -q --no-gpu --format json >/dev/full 2>/tmp/vb_cli_err", data, exe);
+    int st = system(cmd);
+    slurp("/tmp/vb_cli_err", err, sizeof err);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err, "writing to stdout failed: No space left"));
+    snprintf(cmd, sizeof cmd, "'%s' report /tmp/vb_cli.json >/dev/full 2>/dev/null", exe);
+    st = system(cmd);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    CHECK(vb("--json /tmp/no_such_dir/x.json tiny.json -q --no-gpu") == 2 && strstr(err, "cannot write: No such file"));
+    /* Directories, pipes and binary files get the right reason, or are read. */
+    CHECK(vb("validate /tmp") == 2 && strstr(err, "/tmp: cannot read: Is a directory"));
+    CHECK(vb("validate /dev/stdin < tiny.json") == 0 && strstr(out, "2 scenarios valid"));
+    CHECK(system("printf '{\"batch\": {\"size\": 1}}\\0{}' > /tmp/vb_cli_nul.json") == 0);
+    CHECK(vb("validate /tmp/vb_cli_nul.json") == 2 && strstr(err, "a NUL byte at offset 22"));
+
     /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
     CHECK(vb("tiny.json /tmp/vb_cli_bad.json -q --no-gpu --cpu-model-bug scale") == 1);
