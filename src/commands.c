@@ -6,6 +6,7 @@
 #include "baseline.h"
 #include "compare.h"
 #include "fileutil.h"
+#include "inputs.h"
 #include "bundle.h"
 #include "prepare.h"
 #include "progress.h"
@@ -30,13 +31,27 @@ int vb_cmd_list_kernels(const vb_cli *cli)
 
 int vb_cmd_validate(const vb_scenario_list *list, int bad_input)
 {
+    int valid = 0;
     for (int i = 0; i < list->count; i++) {
         const vb_scenario *s = &list->items[i];
+        char why[300];
+        int fits = 1;
+        for (int v = 0; v <= s->n_replays && fits; v++)
+            if (vb_instance_check(s, v ? &s->replays[v - 1] : &s->base, s->graph_enabled ? s->bucket : 0, why,
+                                  sizeof why)) {
+                fprintf(stderr, "%s: %s%s%s\n", s->file, v ? s->replays[v - 1].name : "", v ? ": " : "", why);
+                fits = 0;
+            }
+        if (!fits) {
+            bad_input = 1;
+            continue;
+        }
+        valid++;
         printf("ok  %-48s bs %d, prefix %s, tree %s, page %d %s, graph %s bucket %d, %d replays\n", s->name,
                s->base.batch, s->base.prefix_label, s->base.tree.label, s->base.page_size,
                vb_layout_name(s->base.layout), s->graph_enabled ? "on" : "off", s->bucket, s->n_replays);
     }
-    printf("%d scenarios valid%s\n", list->count, bad_input ? "; some input was rejected (see above)" : "");
+    printf("%d scenarios valid%s\n", valid, bad_input ? "; some input was rejected (see above)" : "");
     return bad_input ? VB_EXIT_INPUT : VB_EXIT_OK;
 }
 

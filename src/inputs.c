@@ -152,22 +152,16 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     int64_t *first_page = malloc(sizeof *first_page * (size_t)v->batch), total_pages = 0;
     if (!in->prefix_len || !first_page || vb_tree_copy(&in->tree, &v->tree))
         goto oom;
-    int64_t sum_p = 0, mask_bytes = 0;
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < B; b++)
         in->prefix_len[b] = b < v->batch ? v->prefix_len[b] : 1;
-        sum_p += in->prefix_len[b];
-        mask_bytes += (int64_t)T * (in->prefix_len[b] + T);
-    }
-    int64_t used, free_pages;
-    count_pages(v, T, &used, &free_pages);
-    if (int32_overflow(&s->dtypes, (1 + used + free_pages) * v->page_size, sum_p, mask_bytes, in->tokens)) {
-        snprintf(why, why_len, "index_dtypes: an int32 buffer cannot hold this scenario's offsets "
-                 "(%lld slots, %lld prefix indices, %lld mask bytes): use int64",
-                 (long long)((1 + used + free_pages) * v->page_size), (long long)sum_p, (long long)mask_bytes);
+    if (vb_instance_check(s, v, bucket, why, why_len)) {
         free(first_page);
         vb_instance_free(in);
         return -1;
     }
+    vb_instance_sizes z;
+    vb_instance_measure(v, bucket, &z);
+    const int64_t mask_bytes = z.mask_bytes;
     int64_t *pages = assign_pages(v, T, first_page, &total_pages);
     if (!pages)
         goto oom;
@@ -179,7 +173,7 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     uint8_t *owned = calloc((size_t)in->num_slots, 1);
     if (!in->custom_mask || !in->q || !in->kv || !owned ||
         ibuf_alloc(&in->kv_indptr, B + 1, s->dtypes.kv_indptr) ||
-        ibuf_alloc(&in->kv_indices, sum_p, s->dtypes.kv_indices) ||
+        ibuf_alloc(&in->kv_indices, z.sum_prefix, s->dtypes.kv_indices) ||
         ibuf_alloc(&in->qo_indptr, B + 1, s->dtypes.qo_indptr) ||
         ibuf_alloc(&in->out_cache_loc, in->tokens, s->dtypes.out_cache_loc) ||
         ibuf_alloc(&in->mask_indptr, B + 1, s->dtypes.mask_indptr)) {
@@ -291,6 +285,18 @@ int vb_instance_fill_host(vb_instance *in, char *why, size_t why_len)
         return -1;
     vb_instance_poison_unused(in);
     return 0;
+}
+
+int vb_instance_check(const vb_scenario *s, const vb_variant *v, int bucket, char *why, size_t why_len)
+{
+    vb_instance_sizes z;
+    vb_instance_measure(v, bucket, &z);
+    if (!int32_overflow(&s->dtypes, z.num_slots, z.sum_prefix, z.mask_bytes, z.tokens))
+        return 0;
+    snprintf(why, why_len, "index_dtypes: an int32 buffer cannot hold this scenario's offsets "
+             "(%lld slots, %lld prefix indices, %lld mask bytes): use int64",
+             (long long)z.num_slots, (long long)z.sum_prefix, (long long)z.mask_bytes);
+    return -1;
 }
 
 void vb_instance_measure(const vb_variant *v, int bucket, vb_instance_sizes *out)

@@ -99,6 +99,9 @@ typedef struct vb_instance_sizes {
     int64_t tokens, sum_prefix, num_slots, mask_bytes;
 } vb_instance_sizes;
 void vb_instance_measure(const vb_variant *v, int bucket, vb_instance_sizes *out);
+/* 0 when the index buffers at the scenario's widths can hold variant v padded to bucket; else
+ * -1 with why (an int32 buffer would overflow). The run and validate both ask. */
+int vb_instance_check(const vb_scenario *s, const vb_variant *v, int bucket, char *why, size_t why_len);
 /* Host bytes the instance needs (q, kv pool, indices, mask): checked before building. */
 double vb_instance_estimate_bytes(const vb_scenario *s, const vb_variant *v, int bucket);
 void vb_instance_free(vb_instance *in);

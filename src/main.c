@@ -398,6 +398,21 @@ static int matches_filters(const vb_cli *cli, const char *name)
     return 0;
 }
 
+/* Whether name was seen before (then 1), else remembers it: an open-addressing set of the
+ * names kept so far, so that checking N scenarios costs N lookups, not N^2 comparisons. */
+static int seen_before(const char **set, size_t cap, const char *name)
+{
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001B3ull;
+    for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (!set[i])
+            return set[i] = name, 0;
+        if (!strcmp(set[i], name))
+            return 1;
+    }
+}
+
 /* Loads every file; bad files are reported and skipped. Returns 1 if any input was bad. */
 static int load_scenarios(const vb_cli *cli, vb_scenario_list *out)
 {
@@ -405,11 +420,18 @@ static int load_scenarios(const vb_cli *cli, vb_scenario_list *out)
     vb_scenario_list all = {0};
     for (int i = 0; i < cli->n_files; i++)
         bad |= vb_scenario_load_file(cli->files[i], &all) != 0;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)all.count)
+        cap *= 2;
+    const char **names = calloc(cap, sizeof *names);
+    if (!names && all.count) {
+        fprintf(stderr, "verifybench: out of host memory for %d scenarios\n", all.count);
+        vb_scenario_list_free(&all);
+        return 1;
+    }
     for (int i = 0; i < all.count; i++) {
         vb_scenario *s = &all.items[i];
-        int dup = 0;
-        for (int j = 0; j < out->count; j++)
-            dup |= !strcmp(out->items[j].name, s->name);
+        const int dup = seen_before(names, cap, s->name);
         if (dup) {
             fprintf(stderr, "%s: name: '%s' is used by another scenario; names key every report\n", s->file, s->name);
             bad = 1;
@@ -419,11 +441,18 @@ static int load_scenarios(const vb_cli *cli, vb_scenario_list *out)
             continue;
         }
         if (out->count == out->cap) {
-            out->cap = out->cap ? 2 * out->cap : 16;
-            out->items = realloc(out->items, sizeof *out->items * (size_t)out->cap);
+            vb_scenario *grown = realloc(out->items, sizeof *out->items * (size_t)(out->cap ? 2 * out->cap : 16));
+            if (!grown) {
+                fprintf(stderr, "%s: %s: out of host memory for the scenario list\n", s->file, s->name);
+                vb_scenario_free(s);
+                bad = 1;
+                continue;
+            }
+            out->items = grown, out->cap = out->cap ? 2 * out->cap : 16;
         }
         out->items[out->count++] = *s;
     }
+    free(names);
     free(all.items);
     return bad;
 }

@@ -20,14 +20,18 @@ typedef struct parse_ctx {
     int errors;
 } parse_ctx;
 
+/* One line on stderr, "file: path: reason"; bytes a terminal would act on (newlines, escape
+ * sequences from a name or a key) are written as \xNN so that the line stays one line. */
 static void perr(parse_ctx *c, const char *path, const char *fmt, ...)
 {
+    char msg[1024], line[1400], shown[4200];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: %s: ", c->file, *path ? path : "(top level)");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(line, sizeof line, "%s: %s: %s", c->file, *path ? path : "(top level)", msg);
+    vb_printable(line, shown, sizeof shown);
+    fprintf(stderr, "%s\n", shown);
     c->errors++;
 }
 
@@ -372,25 +376,27 @@ static int parse_prefix(parse_ctx *c, const cJSON *b, const char *path, uint64_t
     return c->errors == e0 ? 0 : -1;
 }
 
-static int parse_kv_cache(parse_ctx *c, const cJSON *k, vb_variant *v)
+static int parse_kv_cache(parse_ctx *c, const cJSON *k, const char *path, vb_variant *v)
 {
+    char p[256], q[300];
+    join(p, sizeof p, path, "kv_cache");
     static const char *const keys[] = {"page_size", "layout", "free_fraction", "dtype", NULL};
     static const char *const dtypes[] = {"bf16", "fp8_e4m3", NULL};
     int e0 = c->errors, layout, dtype;
-    if (want_object(c, k, "kv_cache"))
-        check_keys(c, k, "kv_cache", keys);
+    if (want_object(c, k, p))
+        check_keys(c, k, p, keys);
     else
         k = NULL;
-    get_int32(c, k, "kv_cache", "page_size", 1, 64, 1, &v->page_size);
+    get_int32(c, k, p, "page_size", 1, 64, 1, &v->page_size);
     if (c->errors == e0 && v->page_size != 1 && v->page_size != 16 && v->page_size != 64)
-        perr(c, "kv_cache.page_size", "must be 1, 16 or 64, got %d", v->page_size);
-    get_enum(c, k, "kv_cache", "layout", layout_names, VB_LAYOUT_SHUFFLED, &layout);
+        join(q, sizeof q, p, "page_size"), perr(c, q, "must be 1, 16 or 64, got %d", v->page_size);
+    get_enum(c, k, p, "layout", layout_names, VB_LAYOUT_SHUFFLED, &layout);
     v->layout = (vb_layout)layout;
-    get_num(c, k, "kv_cache", "free_fraction", 0.0, 0.9, 0.25, &v->free_fraction);
+    get_num(c, k, p, "free_fraction", 0.0, 0.9, 0.25, &v->free_fraction);
     if (k && cJSON_GetObjectItemCaseSensitive(k, "free_fraction") && v->layout != VB_LAYOUT_FRAGMENTED)
-        perr(c, "kv_cache.free_fraction", "only the fragmented layout leaves pages free");
-    if (!get_enum(c, k, "kv_cache", "dtype", dtypes, 0, &dtype) && dtype == 1)
-        perr(c, "kv_cache.dtype", "fp8_e4m3 KV caches are not implemented yet; use bf16");
+        join(q, sizeof q, p, "free_fraction"), perr(c, q, "only the fragmented layout leaves pages free");
+    if (!get_enum(c, k, p, "dtype", dtypes, 0, &dtype) && dtype == 1)
+        join(q, sizeof q, p, "dtype"), perr(c, q, "fp8_e4m3 KV caches are not implemented yet; use bf16");
     return c->errors == e0 ? 0 : -1;
 }
 
@@ -413,7 +419,7 @@ static int parse_variant(parse_ctx *c, const cJSON *obj, const char *path, uint6
         b = NULL;
     if (get_int32(c, b, p, "size", 1, VB_MAX_BATCH, 1, &v->batch) == 0)
         parse_prefix(c, b, p, seed, v);
-    parse_kv_cache(c, cJSON_GetObjectItemCaseSensitive(obj, "kv_cache"), v);
+    parse_kv_cache(c, cJSON_GetObjectItemCaseSensitive(obj, "kv_cache"), path, v);
     return c->errors == e0 ? 0 : -1;
 }
 
@@ -491,6 +497,16 @@ static cJSON *merge_replay(const cJSON *base, const cJSON *r)
     return m;
 }
 
+static int valid_name(const char *n)
+{
+    if (!*n || strlen(n) >= 100)
+        return 0;
+    for (; *n; n++)
+        if (!isalnum((unsigned char)*n) && !strchr("._+=,-/", *n))
+            return 0;
+    return 1;
+}
+
 static int parse_graph(parse_ctx *c, const cJSON *root, vb_scenario *s)
 {
     static const char *const keys[] = {"enabled", "bucket", "replays", NULL};
@@ -522,10 +538,20 @@ static int parse_graph(parse_ctx *c, const cJSON *root, vb_scenario *s)
         vb_variant *v = &s->replays[i];
         if (parse_variant(c, m, p, (uint64_t)seed, v) == 0) {
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
-            if (cJSON_IsString(name))
-                snprintf(v->name, sizeof v->name, "%s", name->valuestring);
-            else
+            char np[80];
+            snprintf(np, sizeof np, "%s.name", p);
+            if (name && !cJSON_IsString(name))
+                perr(c, np, "expected a string, got %s", json_type_name(name));
+            snprintf(v->name, sizeof v->name, "%s", cJSON_IsString(name) ? name->valuestring : "");
+            if (!cJSON_IsString(name))
                 snprintf(v->name, sizeof v->name, "replay%d", i + 1);
+            else if (!valid_name(v->name) || strchr(v->name, '/'))
+                perr(c, np, "'%s' must be 1 to 99 letters, digits or ._+=,-", v->name);
+            else if (!strcmp(v->name, "base"))
+                perr(c, np, "'base' names the scenario's own variant");
+            for (int j = 0; j < i; j++)
+                if (!strcmp(s->replays[j].name, v->name))
+                    perr(c, np, "'%s' is the name of graph.replays[%d] too", v->name, j);
             if (v->batch > most)
                 most = v->batch;
         }
@@ -539,15 +565,6 @@ static int parse_graph(parse_ctx *c, const cJSON *root, vb_scenario *s)
     return c->errors == e0 ? 0 : -1;
 }
 
-static int valid_name(const char *n)
-{
-    if (!*n || strlen(n) >= 100)
-        return 0;
-    for (; *n; n++)
-        if (!isalnum((unsigned char)*n) && !strchr("._+=,-/", *n))
-            return 0;
-    return 1;
-}
 
 /* mask.prefix_hidden: SGLang writes 1 into every prefix column of the tree mask; a scenario
  * may hide a share of them to prove that kernels apply the mask as written. */
@@ -561,10 +578,12 @@ static void parse_mask(parse_ctx *c, const cJSON *m, vb_scenario *s)
     get_num(c, m, "mask", "prefix_hidden", 0.0, 1.0, 0.0, &s->prefix_hidden);
 }
 
+static const char *const scenario_keys[] = {"name", "model", "batch", "tree", "kv_cache", "index_dtypes",
+                                            "mask", "graph", "timing", "seed", "sweep", NULL};
+
 static int parse_scenario(parse_ctx *c, const cJSON *obj, const char *default_name, vb_scenario *s)
 {
-    static const char *const keys[] = {"name", "model", "batch", "tree", "kv_cache", "index_dtypes",
-                                       "mask", "graph", "timing", "seed", "sweep", NULL};
+    const char *const *keys = scenario_keys;
     int e0 = c->errors;
     int64_t seed;
     memset(s, 0, sizeof *s);
@@ -674,6 +693,15 @@ static int expand_sweep(parse_ctx *c, const cJSON *obj, const char *default_name
             perr(c, p, "this key cannot be an axis");
             return -1;
         }
+        char top[64];
+        snprintf(top, sizeof top, "%.*s", (int)strcspn(a->string, "."), a->string);
+        int known = 0;
+        for (const char *const *k = scenario_keys; *k && !known; k++)
+            known = !strcmp(top, *k);
+        if (!known) {
+            perr(c, p, "'%s' is not a scenario key, so this axis would change nothing", top);
+            return -1;
+        }
         axes[naxes] = a;
         sizes[naxes] = cJSON_GetArraySize(a);
         total *= sizes[naxes++];
@@ -754,6 +782,27 @@ static int load_one(parse_ctx *c, const cJSON *obj, const char *default_name, vb
     return list_push(out, &s);
 }
 
+/* cJSON keeps every member of an object and lookups find the first: a key written twice
+ * would silently lose its second value. */
+static void check_duplicates(parse_ctx *c, const cJSON *node, const char *path)
+{
+    int i = 0;
+    for (const cJSON *it = node ? node->child : NULL; it; it = it->next, i++) {
+        char p[512];
+        if (cJSON_IsObject(node)) {
+            join(p, sizeof p, path, it->string);
+            for (const cJSON *prev = node->child; prev != it; prev = prev->next)
+                if (!strcmp(prev->string, it->string)) {
+                    perr(c, p, "appears twice in one object");
+                    break;
+                }
+        } else {
+            snprintf(p, sizeof p, "%s[%d]", path, i);
+        }
+        check_duplicates(c, it, p);
+    }
+}
+
 int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *out)
 {
     parse_ctx c = {file, 0};
@@ -770,6 +819,8 @@ int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *
     vb_scenario_list local = {0};
     char stem[96];
     file_stem(file, stem, sizeof stem);
+    /* Each scenario of a list, and each combination of a sweep, stands alone: a bad one is
+     * reported and left out, the good ones are added. */
     if (cJSON_IsArray(root)) {
         int i = 0;
         for (const cJSON *it = root->child; it; it = it->next, i++) {
@@ -777,23 +828,23 @@ int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *
             snprintf(name, sizeof name, "%s.%d", stem, i);
             snprintf(tag, sizeof tag, "%s: [%d]", file, i);
             parse_ctx sub = {tag, 0};
-            load_one(&sub, it, name, &local);
+            check_duplicates(&sub, it, "");
+            if (!sub.errors)
+                load_one(&sub, it, name, &local);
             c.errors += sub.errors;
         }
         if (i == 0)
             perr(&c, "", "the list holds no scenarios");
     } else {
-        load_one(&c, root, stem, &local);
+        check_duplicates(&c, root, "");
+        if (!c.errors)
+            load_one(&c, root, stem, &local);
     }
     cJSON_Delete(root);
-    if (c.errors) {
-        vb_scenario_list_free(&local);
-        return c.errors;
-    }
     for (int i = 0; i < local.count; i++)
         list_push(out, &local.items[i]);
     free(local.items);
-    return 0;
+    return c.errors;
 }
 
 int vb_scenario_load_file(const char *path, vb_scenario_list *out)

@@ -83,7 +83,8 @@ int vb_scenario_max_draft(const vb_scenario *s);
 
 /* Parse one file into the list. Every problem is printed to stderr as one line
  * "FILE: json.path: reason"; returns the number of problems (0 = all scenarios added).
- * A file with problems adds no scenario. */
+ * Each scenario of a list and each combination of a sweep stands alone: the bad ones are
+ * left out, the good ones added. */
 int vb_scenario_load_file(const char *path, vb_scenario_list *out);
 /* The same from text already in memory (file is used in messages only). */
 int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *out);

@@ -174,6 +174,12 @@ int main(int argc, char **argv)
     CHECK(system("printf '{\"batch\": {\"size\": 1}}\\0{}' > /tmp/vb_cli_nul.json") == 0);
     CHECK(vb("validate /tmp/vb_cli_nul.json") == 2 && strstr(err, "a NUL byte at offset 22"));
 
+    /* validate rejects what the run would: an int32 index buffer too small for the offsets. */
+    write_file("vb_cli_i32.json", "{\"batch\": {\"size\": 1024, \"prefix_len\": 200000}, \"tree\": {\"preset\": "
+                                  "\"chain\", \"nodes\": 64}, \"index_dtypes\": {\"mask_indptr\": \"int32\"}}");
+    CHECK(vb("validate /tmp/vb_cli_i32.json") == 2 && strstr(err, "index_dtypes: an int32 buffer cannot hold") &&
+          strstr(out, "0 scenarios valid"));
+
     /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
     CHECK(vb("tiny.json /tmp/vb_cli_bad.json -q --no-gpu --cpu-model-bug scale") == 1);

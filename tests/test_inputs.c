@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "inputs.h"
+#include "prepare.h"
 #include "scenario.h"
 #include "vb_bf16.h"
 
@@ -182,6 +183,19 @@ static void test_hidden_prefix(void)
     vb_scenario_list_free(&l);
 }
 
+/* A graph bucket pads the batch, but the oracle (the costly part without a GPU) runs on the
+ * live requests only: padding rows are never compared against it. */
+static void test_oracle_skips_padding(void)
+{
+    vb_scenario_list l = load("{\"name\": \"p\", \"batch\": {\"size\": 1, \"prefix_len\": 16}, \"graph\": {\"bucket\": 64}}");
+    vb_prepared p;
+    char why[300];
+    CHECK_MSG(vb_prepare(&l.items[0], &l.items[0].base, 64, NULL, 0, 1, &p, why, sizeof why) == 0, "%s", why);
+    CHECK(p.in.batch == 64 && p.in.live_batch == 1 && p.ref.tokens == p.in.live_tokens);
+    vb_prepared_free(&p);
+    vb_scenario_list_free(&l);
+}
+
 int main(void)
 {
     test_value_mapping();
@@ -189,5 +203,6 @@ int main(void)
     test_layouts();
     test_widths_and_overflow();
     test_hidden_prefix();
+    test_oracle_skips_padding();
     TEST_MAIN_END();
 }

@@ -26,6 +26,19 @@ static void expect_error(const char *text, const char *want)
     vb_scenario_list_free(&l);
 }
 
+/* A list or sweep with a bad entry: that entry is reported with want, the good ones (count
+ * of them) are kept. */
+static void expect_partial(const char *text, int good, const char *want)
+{
+    vb_scenario_list l = {0};
+    char *msgs;
+    int n = parse(text, &l, &msgs);
+    CHECK_MSG(n > 0 && l.count == good, "%s: %d problems, %d kept", text, n, l.count);
+    CHECK_MSG(strstr(msgs, want) != NULL, "wanted '%s', got '%s'", want, msgs);
+    free(msgs);
+    vb_scenario_list_free(&l);
+}
+
 static void test_defaults(void)
 {
     vb_scenario_list l = {0};
@@ -131,7 +144,7 @@ static void test_errors(void)
     expect_error("{\"tree\": {\"preset\": \"eagle\", \"topk\": 2, \"depth\": 2, \"nodes\": 64}}",
                  "tree.nodes: 64 nodes exceed the 7 candidates that topk 2 and depth 2 produce");
     expect_error("{\"tree\": {\"nodes\": 300}}", "tree.nodes: 300 is out of range [1, 256]");
-    expect_error("{\"kv_cache\": {\"page_size\": 32}}", "kv_cache.page_size: must be 1, 16 or 64, got 32");
+    expect_partial("[{\"batch\": {\"size\": 1}}, {\"batch\": {\"size\": -4}}]", 1, "x.json: [1]: batch.size: -4 is out of range");
     expect_error("{\"kv_cache\": {\"dtype\": \"fp8_e4m3\"}}", "kv_cache.dtype: fp8_e4m3 KV caches are not implemented yet");
     expect_error("{\"kv_cache\": {\"free_fraction\": 0.2}}", "kv_cache.free_fraction: only the fragmented layout leaves pages free");
     expect_error("{\"index_dtypes\": {\"kv_indices\": \"int16\"}}", "index_dtypes.kv_indices: 'int16' is not one of 'int32', 'int64'");
@@ -144,9 +157,23 @@ static void test_errors(void)
     expect_error("{\"timing\": {\"cold_l2\": 1}}", "timing.cold_l2: expected true or false, got a number");
     expect_error("{\"timing\": {\"noise\": 2}}", "timing.noise: 2 is out of range");
     expect_error("{\"name\": \"a b\"}", "name: 'a b' must be 1 to 99 letters");
-    expect_error("[{\"batch\": {\"size\": 1}}, {\"batch\": {\"size\": -4}}]", "x.json: [1]: batch.size: -4 is out of range");
     expect_error("{\"sweep\": {\"batch.size\": []}}", "sweep.batch.size: expected a non-empty list of values");
-    expect_error("{\"name\": \"s\", \"sweep\": {\"batch.size\": [1, 2000]}}", "sweep s/batch.size=2000: batch.size: 2000 is out of range");
+    expect_partial("{\"name\": \"s\", \"sweep\": {\"batch.size\": [1, 2000]}}", 1,
+                   "sweep s/batch.size=2000: batch.size: 2000 is out of range");
+    expect_partial("[{\"name\": \"okA\", \"batch\": {\"size\": 1, \"prefix_len\": 16}}, {\"name\": \"badB\", \"batch\": "
+                   "{\"size\": 0}}]", 1, "x.json: [1]: batch.size: 0 is out of range");
+    expect_error("{\"name\": \"s\", \"sweep\": {\"x\": [1, 2]}}", "sweep.x: 'x' is not a scenario key");
+    expect_error("{\"name\": \"a\", \"name\": \"b\"}", "x.json: name: appears twice in one object");
+    expect_error("{\"batch\": {\"size\": 2, \"size\": 3}}", "x.json: batch.size: appears twice in one object");
+    expect_error("{\"name\": \"a\\u001b[31m\\nb\"}", "name: 'a\\x1b[31m\\x0ab' must be"); /* one line, no escape codes */
+    expect_error("{\"batch\": {\"size\": 2}, \"graph\": {\"replays\": [{\"name\": \"base\"}]}}",
+                 "graph.replays[0].name: 'base' names the scenario's own variant");
+    expect_error("{\"batch\": {\"size\": 2}, \"graph\": {\"replays\": [{\"name\": \"r\"}, {\"name\": \"r\"}]}}",
+                 "graph.replays[1].name: 'r' is the name of graph.replays[0] too");
+    expect_error("{\"batch\": {\"size\": 2}, \"graph\": {\"replays\": [{\"name\": \"a|b\"}]}}",
+                 "graph.replays[0].name: 'a|b' must be");
+    expect_error("{\"batch\": {\"size\": 2}, \"graph\": {\"replays\": [{\"kv_cache\": {\"page_size\": 3}}]}}",
+                 "graph.replays[0].kv_cache.page_size: must be 1, 16 or 64, got 3");
     expect_error("[]", "the list holds no scenarios");
     expect_error("7", "expected a scenario object, got a number");
 }
