@@ -9,6 +9,8 @@ extern const vb_kernel vb_kernel_naive_gpu;
 extern const vb_kernel vb_kernel_mla_mma;
 extern const vb_kernel vb_kernel_mla_onepass;
 extern const vb_kernel vb_kernel_sync_in_launch;
+extern const vb_kernel vb_kernel_fault_address;
+extern const vb_kernel vb_kernel_fail_launch;
 
 const vb_kernel *const vb_kernels[] = {
     &vb_kernel_flash_paged,
@@ -21,5 +23,7 @@ const size_t vb_kernel_count = sizeof vb_kernels / sizeof *vb_kernels;
 /* Not run by default: each exists to prove that a harness check can fail. */
 const vb_kernel *const vb_test_kernels[] = {
     &vb_kernel_sync_in_launch,
+    &vb_kernel_fault_address,
+    &vb_kernel_fail_launch,
 };
 const size_t vb_test_kernel_count = sizeof vb_test_kernels / sizeof *vb_test_kernels;

@@ -83,6 +83,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n) { return unsuppo
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
+    if (cudaError_t e = check_alignment(*p, "flash_paged", 4))
+        return e;
     const unsigned rows = (unsigned)((int64_t)p->max_tokens * p->heads);
     if (rows == 0)
         return cudaSuccess;

@@ -319,6 +319,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
+    if (cudaError_t e = check_alignment(*p, "mla_mma", 16))
+        return e;
     // Raising the block's shared-memory limit is a host-side attribute, not stream work:
     // allowed while a capture is open, and set once per process.
     static bool raised = false;

@@ -672,8 +672,12 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
-    if (((uintptr_t)p->q | (uintptr_t)p->kv_buffer) % 16 || (uintptr_t)p->o % 4 || (uintptr_t)ws % 256)
-        return cudaErrorMisalignedAddress;
+    if (cudaError_t e = check_alignment(*p, "mla_onepass", 16))
+        return e;
+    if ((uintptr_t)ws % 256) {
+        fprintf(stderr, "mla_onepass: the workspace at %p is not 256-byte aligned: launch refused\n", ws);
+        return cudaErrorInvalidValue;
+    }
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);

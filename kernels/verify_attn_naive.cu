@@ -81,6 +81,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n) { return unsuppo
 
 cudaError_t launch(const vb_verify_params *p, void *, cudaStream_t stream)
 {
+    if (cudaError_t e = check_alignment(*p, "naive_gpu", 4))
+        return e;
     const unsigned rows = (unsigned)((int64_t)p->max_tokens * p->heads);
     if (rows == 0)
         return cudaSuccess;

@@ -2,6 +2,9 @@
 // owns a q row, the slot of key j, and warp-level q·k and p·v over bf16 pairs.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+
 #include <cuda_bf16.h>
 #include <math_constants.h>
 
@@ -129,6 +132,34 @@ __device__ __forceinline__ void warp_axpy_v(float (&acc)[2 * kMaxVPairsPerLane],
 
 // Dimension held by acc[e] of this lane.
 __device__ __forceinline__ int acc_dim(int e) { return 2 * ((threadIdx.x % kWarp) + (e / 2) * kWarp) + (e % 2); }
+
+// The alignment a kernel's loads assume, checked on a launch's base pointers before anything
+// is enqueued: vec is the widest access to q and kv_buffer (16 for 16-byte loads, 4 for bf16
+// pairs); o and lse take 4-byte stores, index buffers their element width. A misaligned
+// buffer is refused with cudaErrorInvalidValue and one line on stderr naming it, rather than
+// left to fault on the device (a misaligned-address fault ends the CUDA context).
+inline cudaError_t check_alignment(const vb_verify_params &p, const char *kernel, size_t vec)
+{
+    struct {
+        const char *name;
+        const void *ptr;
+        size_t align;
+    } bufs[] = {{"q", p.q, vec},
+                {"kv_buffer", p.kv_buffer, vec},
+                {"o", p.o, 4},
+                {"lse", p.lse, 4},
+                {"kv_indptr", p.kv_indptr, (size_t)p.kv_indptr_width},
+                {"kv_indices", p.kv_indices, (size_t)p.kv_indices_width},
+                {"qo_indptr", p.qo_indptr, (size_t)p.qo_indptr_width},
+                {"out_cache_loc", p.out_cache_loc, (size_t)p.out_cache_loc_width},
+                {"mask_indptr", p.mask_indptr, (size_t)p.mask_indptr_width}};
+    for (const auto &b : bufs)
+        if ((uintptr_t)b.ptr % b.align) {
+            fprintf(stderr, "%s: %s at %p is not %zu-byte aligned: launch refused\n", kernel, b.name, b.ptr, b.align);
+            return cudaErrorInvalidValue;
+        }
+    return cudaSuccess;
+}
 
 // Shapes every kernel here handles.
 inline int unsupported_shape(const vb_verify_params *p, char *why, size_t n)

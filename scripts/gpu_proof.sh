@@ -4,6 +4,9 @@
 #   tiny             small scenarios (mask_as_written.json too) with --verify-generator (host and
 #                    GPU inputs bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
+#   faults           test-only kernels that fault on the device and fail to launch: exit 4, every
+#                    record written (the faulting one as ERROR with its CUDA error, the rest run
+#                    or marked not run), the JSON valid
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   configs          every shipped scenario: results.json and summary.md
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
@@ -15,7 +18,7 @@
 set -u
 out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
 shift
-stages=${*:-build tiny capture sanitize configs baseline tests profile}
+stages=${*:-build tiny capture faults sanitize configs baseline tests profile}
 bundles=${BUNDLE_DIR:-/tmp/verifybench-bundles}
 mkdir -p "$out"
 bin=build-gpu/verifybench
@@ -51,6 +54,34 @@ if stage capture; then
     else
         note "capture: NOT rejected (exit $rc)"; status=1
     fi
+fi
+
+if stage faults; then
+    note "== fault paths: an illegal address, then a launch the runtime refuses"
+    "$bin" tests/data/tiny.json -k mla_onepass -k fault_address -k naive_gpu -q --no-ceilings --iterations 1 \
+        --json "$out/fault-address.json" >"$out/faults.txt" 2>&1
+    rc_a=$?
+    "$bin" tests/data/tiny.json -k fail_launch -k naive_gpu -q --no-ceilings --iterations 1 \
+        --json "$out/fail-launch.json" >>"$out/faults.txt" 2>&1
+    rc_b=$?
+    python3 - "$out/fault-address.json" "$out/fail-launch.json" <<'PY' >>"$out/faults.txt" 2>&1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+recs = lambda d: [(s["name"], r["variant"], r["kernel"], r["mode"], r["status"], r["message"])
+                  for s in d["scenarios"] for r in s["records"]]
+fa, fl = recs(a), recs(b)
+assert any(k == "fault_address" and st == "ERROR" and "IllegalAddress" in m for _, _, k, _, st, m in fa), fa
+assert any(k == "mla_onepass" and st == "pass" for _, _, k, _, st, _ in fa), fa
+assert all(st in ("pass", "ERROR", "skipped") for *_, st, _ in fa)
+assert any(st == "skipped" and "CUDA error ended the GPU stages" in m for *_, st, m in fa), fa
+assert any(k == "fail_launch" and st == "ERROR" and "InvalidConfiguration" in m for _, _, k, _, st, m in fl), fl
+assert any(k == "naive_gpu" and st == "pass" for _, _, k, _, st, _ in fl), fl  # not sticky: the rest still ran
+print("fault records as expected:", len(fa), "and", len(fl))
+PY
+    rc_c=$?
+    tail -3 "$out/faults.txt"
+    if [ $rc_a -eq 4 ] && [ $rc_b -eq 4 ] && [ $rc_c -eq 0 ]; then note "faults: exit 4 both, records complete"
+    else note "faults: NOT as expected (exits $rc_a $rc_b, check $rc_c)"; status=1; fi
 fi
 
 if stage sanitize; then

@@ -25,6 +25,8 @@ int vb_gpu_dead(const vb_gpu *g);
 /* 1 if any CUDA runtime error was recorded (exit code 4). */
 int vb_gpu_had_error(const vb_gpu *g);
 int vb_gpu_cc(const vb_gpu *g);
+/* The first CUDA error of the run, as "call: error (text) at file:line"; "" if none. */
+const char *vb_gpu_error_text(const vb_gpu *g);
 /* Free device memory in bytes. */
 double vb_gpu_free_bytes(vb_gpu *g);
 

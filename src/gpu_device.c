@@ -45,6 +45,7 @@ void vb_gpu_record_error(vb_gpu *g, vb_record *rec)
 int vb_gpu_dead(const vb_gpu *g) { return g->dead; }
 int vb_gpu_had_error(const vb_gpu *g) { return g->had_error; }
 int vb_gpu_cc(const vb_gpu *g) { return g ? g->cc : 0; }
+const char *vb_gpu_error_text(const vb_gpu *g) { return g ? g->err : ""; }
 
 double vb_gpu_free_bytes(vb_gpu *g)
 {

@@ -110,9 +110,12 @@ static void run_cpu_model(run_ctx *x, int sidx, const vb_prepared *p)
     int64_t cap = in->live_tokens + in->draft;
     uint16_t *o = malloc(sizeof *o * (size_t)(cap * in->heads * in->d_v));
     float *lse = malloc(sizeof *lse * (size_t)(cap * in->heads));
-    if (!o || !lse) {
-        rec->status = VB_ERROR;
-        snprintf(rec->message, sizeof rec->message, "out of host memory");
+    if (!o || !lse) { /* too little host memory is bad input for this scenario, like too little GPU memory */
+        rec->status = VB_SKIPPED;
+        snprintf(rec->message, sizeof rec->message, "not run: out of host memory for the outputs");
+        fprintf(stderr, "%s: batch: scenario '%s' needs more host memory for the CPU model than is free\n",
+                x->results.scenarios[sidx].file, x->results.scenarios[sidx].name);
+        x->bad_input = 1;
     } else {
         vb_poison_output(o, lse, cap, in->heads, in->d_v);
         vb_verify_params hp = vb_instance_launch_params(in, in->live_batch);
@@ -209,6 +212,21 @@ static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
     vb_gpu_run_eager(x->gpu, ks, nk, &c, recs);
 }
 
+/* Records for graph variants [from, n_replays] that will not run, with why and the status it
+ * earns, so that nothing vanishes from the reports. */
+static void graph_not_run(run_ctx *x, int sidx, const vb_scenario *s, const vb_kernel *const *ks, int nk, int from,
+                          vb_status status, const char *why)
+{
+    for (int v = from; v <= s->n_replays; v++) {
+        vb_record *recs[64];
+        add_records(x, sidx, v ? s->replays[v - 1].name : "base", ks, nk, VB_MODE_GRAPH, recs);
+        for (int k = 0; k < nk; k++) {
+            recs[k]->status = status;
+            snprintf(recs[k]->message, sizeof recs[k]->message, "%s", why);
+        }
+    }
+}
+
 /* Graph mode: capture once, then replay the base and every replay variant, each written
  * into the same static buffers. Takes the prepared base and frees what it builds. */
 static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_prepared *base)
@@ -222,13 +240,28 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
     if (!nk || !memory_ok(x, s, vb_graph_bytes(s, ks, nk), "graph"))
         return;
     vb_graph_set *gs = vb_graph_create(x->gpu, s, ks, nk);
-    for (int v = 0; gs && v <= s->n_replays && !vb_gpu_dead(x->gpu); v++) {
+    if (!gs) {
+        char why[400];
+        snprintf(why, sizeof why, "the CUDA-graph buffers: %s", vb_gpu_error_text(x->gpu));
+        graph_not_run(x, sidx, s, ks, nk, 0, VB_ERROR, why);
+        return;
+    }
+    for (int v = 0; v <= s->n_replays; v++) {
         vb_prepared rp, *p = (vb_prepared *)base;
         const vb_variant *var = v ? &s->replays[v - 1] : &s->base;
-        char why[320];
+        char why[320], msg[340];
+        if (vb_gpu_dead(x->gpu)) {
+            graph_not_run(x, sidx, s, ks, nk, v, VB_SKIPPED, "not run: an earlier CUDA error ended the GPU stages");
+            break;
+        }
         vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
         if (v && prepare(x, s, var, &rp, why, sizeof why)) {
             fprintf(stderr, "%s: graph.replays[%d]: %s\n", s->file, v - 1, why);
+            snprintf(msg, sizeof msg, "not run: %s", why);
+            vb_record *recs[64];
+            add_records(x, sidx, var->name, ks, nk, VB_MODE_GRAPH, recs);
+            for (int k = 0; k < nk; k++)
+                snprintf(recs[k]->message, sizeof recs[k]->message, "%s", msg);
             x->bad_input = 1;
             continue;
         }
@@ -274,7 +307,10 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
                                             : "skipped: no usable GPU");
     } else {
         run_eager_all(x, s, sidx, &p);
-        if (s->graph_enabled && !vb_gpu_dead(x->gpu))
+        if (s->graph_enabled && vb_gpu_dead(x->gpu)) /* the eager stage ended the GPU stages */
+            graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, VB_SKIPPED,
+                          "not run: an earlier CUDA error ended the GPU stages");
+        else if (s->graph_enabled)
             run_graph_all(x, s, sidx, &p);
     }
     vb_prepared_free(&p);
