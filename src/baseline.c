@@ -26,12 +26,19 @@ static int read_timing(const cJSON *t, vb_timing *out, const char *path, char *w
 int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len)
 {
     memset(b, 0, sizeof *b);
-    snprintf(b->path, sizeof b->path, "%s", path);
     char *text = vb_read_text(path, (size_t)1 << 30, why, why_len);
     if (!text)
         return -1;
-    cJSON *root = cJSON_Parse(text);
+    int rc = vb_baseline_parse(text, b, why, why_len);
     free(text);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    return rc;
+}
+
+int vb_baseline_parse(const char *text, vb_baseline *b, char *why, size_t why_len)
+{
+    memset(b, 0, sizeof *b);
+    cJSON *root = cJSON_Parse(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     if (!root || !cJSON_IsString(schema) || strcmp(schema->valuestring, VB_BASELINE_SCHEMA) || !cJSON_IsArray(entries)) {

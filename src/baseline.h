@@ -26,6 +26,8 @@ typedef struct vb_baseline {
 
 /* 0, or -1 with why (unreadable, malformed, another schema). */
 int vb_baseline_read(const char *path, vb_baseline *b, char *why, size_t why_len);
+/* The same from text in memory (the fuzz target's entry). */
+int vb_baseline_parse(const char *text, vb_baseline *b, char *why, size_t why_len);
 void vb_baseline_free(vb_baseline *b);
 
 /* One line of the table: a scenario and kernel, both modes. */

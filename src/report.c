@@ -401,8 +401,15 @@ int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_
     char *text = vb_read_text(path, (size_t)1 << 30, why, why_len);
     if (!text)
         return -1;
-    cJSON *root = cJSON_Parse(text);
+    int rc = vb_results_parse(text, r, why, why_len);
     free(text);
+    return rc;
+}
+
+int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
+{
+    vb_results_init(r);
+    cJSON *root = cJSON_Parse(text);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!root || !cJSON_IsString(schema) || strcmp(schema->valuestring, VB_RESULTS_SCHEMA)) {
         snprintf(why, why_len, root ? "schema: not a %s file" : "malformed JSON", VB_RESULTS_SCHEMA);

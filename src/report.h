@@ -17,5 +17,7 @@ void vb_report_print(FILE *f, vb_format fmt, const vb_results *r);
 
 /* Reads a results file written by vb_report_json. 0, or -1 with why. */
 int vb_results_read_json(const char *path, vb_results *r, char *why, size_t why_len);
+/* The same from text in memory (the fuzz target's entry). */
+int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len);
 
 #endif
