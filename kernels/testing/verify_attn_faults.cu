@@ -4,7 +4,7 @@
 //   fault_address  writes through an address no allocation holds: an illegal-address fault,
 //                  sticky (it ends the CUDA context, and with it the run's GPU stages)
 //   fail_launch    asks for more threads per block than any GPU has: the launch itself fails
-//                  (cudaErrorInvalidConfiguration), and the GPU stays usable
+//                  (the H200 with CUDA 13.0 answers cudaErrorInvalidValue), and the GPU stays usable
 #include "verify_attn.h"
 
 namespace {
