@@ -5,7 +5,7 @@
  *   -> inputs (inputs.c: SGLang's buffers; q and KV from cuRAND, on the GPU when present)
  *   -> oracle (oracle/: naive, double precision) and the token verdict (verdict.c)
  *   -> kernels: the CPU model, then every registered kernel eagerly and in a CUDA graph
- *      replayed over the scenario's variants (gpu.c)
+ *      replayed over the scenario's variants (gpu_run.c; timing in gpu_timing.c, sampling.c)
  *   -> checks (checks.c) inside every run
  *   -> report (report.c: table, JSON, CSV, markdown) and the exit code. */
 #define _POSIX_C_SOURCE 200809L
@@ -212,12 +212,12 @@ static void run_eager_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
     vb_gpu_run_eager(x->gpu, ks, nk, &c, recs);
 }
 
-/* Records for graph variants [from, n_replays] that will not run, with why and the status it
- * earns, so that nothing vanishes from the reports. */
+/* Records for graph variants [from, to] that will not run, with why and the status it earns,
+ * so that nothing vanishes from the reports. */
 static void graph_not_run(run_ctx *x, int sidx, const vb_scenario *s, const vb_kernel *const *ks, int nk, int from,
-                          vb_status status, const char *why)
+                          int to, vb_status status, const char *why)
 {
-    for (int v = from; v <= s->n_replays; v++) {
+    for (int v = from; v <= to; v++) {
         vb_record *recs[64];
         add_records(x, sidx, v ? s->replays[v - 1].name : "base", ks, nk, VB_MODE_GRAPH, recs);
         for (int k = 0; k < nk; k++) {
@@ -243,7 +243,7 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
     if (!gs) {
         char why[400];
         snprintf(why, sizeof why, "the CUDA-graph buffers: %s", vb_gpu_error_text(x->gpu));
-        graph_not_run(x, sidx, s, ks, nk, 0, VB_ERROR, why);
+        graph_not_run(x, sidx, s, ks, nk, 0, s->n_replays, VB_ERROR, why);
         return;
     }
     for (int v = 0; v <= s->n_replays; v++) {
@@ -251,17 +251,15 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
         const vb_variant *var = v ? &s->replays[v - 1] : &s->base;
         char why[320], msg[340];
         if (vb_gpu_dead(x->gpu)) {
-            graph_not_run(x, sidx, s, ks, nk, v, VB_SKIPPED, "not run: an earlier CUDA error ended the GPU stages");
+            graph_not_run(x, sidx, s, ks, nk, v, s->n_replays, VB_SKIPPED,
+                          "not run: an earlier CUDA error ended the GPU stages");
             break;
         }
         vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
         if (v && prepare(x, s, var, &rp, why, sizeof why)) {
             fprintf(stderr, "%s: graph.replays[%d]: %s\n", s->file, v - 1, why);
             snprintf(msg, sizeof msg, "not run: %s", why);
-            vb_record *recs[64];
-            add_records(x, sidx, var->name, ks, nk, VB_MODE_GRAPH, recs);
-            for (int k = 0; k < nk; k++)
-                snprintf(recs[k]->message, sizeof recs[k]->message, "%s", msg);
+            graph_not_run(x, sidx, s, ks, nk, v, v, VB_SKIPPED, msg);
             x->bad_input = 1;
             continue;
         }
@@ -308,7 +306,7 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
     } else {
         run_eager_all(x, s, sidx, &p);
         if (s->graph_enabled && vb_gpu_dead(x->gpu)) /* the eager stage ended the GPU stages */
-            graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, VB_SKIPPED,
+            graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, s->n_replays, VB_SKIPPED,
                           "not run: an earlier CUDA error ended the GPU stages");
         else if (s->graph_enabled)
             run_graph_all(x, s, sidx, &p);
