@@ -286,16 +286,6 @@ __global__ void __launch_bounds__(kThreads, 1) split_kernel(vb_verify_params p, 
     }
 }
 
-// The largest dynamic shared memory a block may use on the current device.
-int smem_optin()
-{
-    int dev = 0, bytes = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-        return 0;
-    return bytes;
-}
-
 size_t workspace_bytes(const vb_verify_params *lim) { return Partials::bytes(*lim); }
 
 int unsupported(const vb_verify_params *p, char *why, size_t n)
@@ -308,12 +298,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
         snprintf(why, n, "needs q and KV rows aligned to 16 bytes");
         return 1;
     }
-    const int optin = smem_optin();
-    if (optin < (int)kSmemBytes) {
-        snprintf(why, n, "needs %zu KB of shared memory per block, this GPU allows %d KB", kSmemBytes / 1024,
-                 optin / 1024);
+    if (smem_exceeds_optin((int)kSmemBytes, why, n))
         return 1;
-    }
     return 0;
 }
 

@@ -664,14 +664,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
         snprintf(why, n, "needs q and KV rows aligned to 16 bytes and o rows to 4");
         return 1;
     }
-    int dev = 0, optin = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-        optin < Smem<kMaxN8>::bytes) {
-        snprintf(why, n, "needs %d KB of shared memory per block, this GPU allows %d KB", Smem<kMaxN8>::bytes / 1024,
-                 optin / 1024);
+    if (smem_exceeds_optin(Smem<kMaxN8>::bytes, why, n))
         return 1;
-    }
     return 0;
 }
 

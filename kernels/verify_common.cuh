@@ -172,4 +172,17 @@ inline int unsupported_shape(const vb_verify_params *p, char *why, size_t n)
     return 0;
 }
 
+// A block needing `bytes` of dynamic shared memory cannot run where the device's opt-in limit
+// is smaller. Only a device that answers and reports less is refused: without a device there
+// is nothing to launch on, and the harness says so elsewhere.
+inline int smem_exceeds_optin(int bytes, char *why, size_t n)
+{
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || optin >= bytes)
+        return 0;
+    snprintf(why, n, "needs %d KB of shared memory per block, this GPU allows %d KB", bytes / 1024, optin / 1024);
+    return 1;
+}
+
 } // namespace vb
