@@ -47,6 +47,24 @@ def panels(pts):
     return batches, kernels
 
 
+def style_panel(ax, batch, ylabel):
+    """Both figures share their axes: log-log against context, one panel per batch size."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("context (prefix tokens per request)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"batch {batch}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def save(plt, fig, title, out):
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def plot_times(plt, pts, out, title):
     batches, kernels = panels(pts)
     fig, axes = plt.subplots(1, len(batches), figsize=(6 * len(batches), 4.5), squeeze=False)
@@ -66,17 +84,8 @@ def plot_times(plt, pts, out, title):
         if floors:
             xs = sorted(floors)
             ax.plot(xs, [floors[c] for c in xs], "k--", lw=1.5, label="floor")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("context (prefix tokens per request)")
-        ax.set_ylabel("time (µs, hot median)")
-        ax.set_title(f"batch {b}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+        style_panel(ax, b, "time (µs, hot median)")
+    save(plt, fig, title, out)
 
 
 def plot_speedups(plt, pts, dump, mode, out, title):
@@ -95,17 +104,8 @@ def plot_speedups(plt, pts, dump, mode, out, title):
             if xs:
                 ax.plot(xs, ys, marker="o", ms=4, label=k)
         ax.axhline(1.0, color="k", lw=1, ls=":")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("context (prefix tokens per request)")
-        ax.set_ylabel("speedup (Triton time / kernel time)")
-        ax.set_title(f"batch {b}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+        style_panel(ax, b, "speedup (Triton time / kernel time)")
+    save(plt, fig, title, out)
 
 
 def main():
