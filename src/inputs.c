@@ -237,7 +237,7 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     return 0;
 oom:
     free(first_page);
-    snprintf(why, why_len, "out of host memory building the inputs");
+    snprintf(why, why_len, "batch: too little host memory for the inputs");
     vb_instance_free(in);
     return -1;
 }

@@ -289,7 +289,7 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
     if (*why || prepare(x, s, &s->base, &p, why, sizeof why)) {
         info.valid = 0;
         snprintf(info.message, sizeof info.message, "%s", why);
-        fprintf(stderr, "%s: %s\n", s->file, why);
+        fprintf(stderr, "%s: scenario '%s': %s\n", s->file, s->name, why);
         vb_results_add_scenario(&x->results, &info);
         x->bad_input = 1;
         return;

@@ -30,7 +30,7 @@ int vb_prepare(const vb_scenario *s, const vb_variant *v, int bucket, vb_gpu *gp
     vb_verify_params hp = vb_instance_launch_params(&p->in, p->in.live_batch);
     if (vb_oracle_run(&hp, threads, &p->ref) ||
         vb_verdict_prepare(&p->in, &p->ref, v->accept_prob, v->seed, threads, &p->vref)) {
-        snprintf(why, why_len, "out of host memory in the oracle");
+        snprintf(why, why_len, "batch: too little host memory for the oracle's buffers");
         vb_prepared_free(p);
         return -1;
     }

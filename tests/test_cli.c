@@ -5,6 +5,15 @@
 #include <cjson/cJSON.h>
 #include <sys/wait.h>
 
+/* An address-space limit cannot be combined with AddressSanitizer's shadow memory. */
+#if defined(__SANITIZE_ADDRESS__)
+#define VB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VB_ASAN 1
+#endif
+#endif
+
 static const char *exe, *data;
 static char out[1 << 16], err[1 << 16];
 
@@ -179,6 +188,23 @@ int main(int argc, char **argv)
                                   "\"chain\", \"nodes\": 64}, \"index_dtypes\": {\"mask_indptr\": \"int32\"}}");
     CHECK(vb("validate /tmp/vb_cli_i32.json") == 2 && strstr(err, "index_dtypes: an int32 buffer cannot hold") &&
           strstr(out, "0 scenarios valid"));
+
+    /* Host memory running out is bad input for that scenario, not a CUDA error (exit 4): one
+     * line names the file, the scenario and the field, the next scenario still runs, exit 2. */
+#ifndef VB_ASAN
+    write_file("vb_cli_oom.json", "[{\"name\": \"too-big\", \"batch\": {\"size\": 4, \"prefix_len\": 200000}, "
+                                  "\"tree\": {\"preset\": \"chain\", \"nodes\": 4}},"
+                                  " {\"name\": \"fits\", \"batch\": {\"size\": 2, \"prefix_len\": 30}}]");
+    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 400000 && '%s' /tmp/vb_cli_oom.json -q --no-gpu --threads 2 "
+             ">/tmp/vb_cli_out 2>/tmp/vb_cli_err", data, exe);
+    st = system(cmd);
+    slurp("/tmp/vb_cli_out", out, sizeof out);
+    slurp("/tmp/vb_cli_err", err, sizeof err);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+                  strstr(err, "/tmp/vb_cli_oom.json: [0]: scenario 'too-big': batch: too little host memory for the") &&
+                  strstr(out, "fits") && strstr(out, "1 pass"),
+              "host OOM: status %d, said '%s'", st, err);
+#endif
 
     /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
