@@ -16,6 +16,7 @@
 // block, which sm_80 and sm_90 have and sm_86/89/120 do not (reported unsupported there).
 #include <cstdio>
 
+#include "ptx_sm80.cuh"
 #include "split_combine.cuh"
 
 namespace {
@@ -39,50 +40,6 @@ constexpr size_t kSmemMask = 2 * kRows * kKeys;
 constexpr size_t kSmemBytes = kSmemQ + kSmemKv + kSmemMask;
 
 using Partials = SplitPartials<kSplits>;
-
-// ---- sm_80+ instructions ------------------------------------------------------------------
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-// 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is not read then).
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-// c += a (16x16 bf16, row) · b (16x8 bf16, col), fp32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<unsigned *>(&v);
-}
 
 // ---- the block's view of its request --------------------------------------------------------
 
@@ -123,7 +80,7 @@ __device__ __forceinline__ void load_q(const vb_verify_params &p, const Block &k
         const bool valid = r < k.n_rows;
         const int64_t rr = k.row0 + (valid ? r : 0);
         const uint16_t *src = p.q + (k.q0 + rr / p.heads) * p.stride_q_token + (rr % p.heads) * p.stride_q_head;
-        cp_async16(sq + r * kStride + part * 8, src + part * 8, valid);
+        cp_async16(smem_u32(sq + r * kStride + part * 8), src + part * 8, valid);
     }
 }
 
@@ -142,7 +99,7 @@ __device__ __forceinline__ void load_tile(const vb_verify_params &p, const Block
                                          : load_index(p.out_cache_loc, p.out_cache_loc_width, k.q0 + j - k.P);
             src = p.kv_buffer + slot * p.stride_kv_slot + part * 8;
         }
-        cp_async16(skv + key * kStride + part * 8, src, valid);
+        cp_async16(smem_u32(skv + key * kStride + part * 8), src, valid);
     }
     const int64_t keys = k.P + k.T;
     for (int e = threadIdx.x; e < k.n_tok * kKeys; e += kThreads) {
@@ -197,13 +154,13 @@ __global__ void __launch_bounds__(kThreads, 1) split_kernel(vb_verify_params p, 
 #pragma unroll 4
         for (int kk = 0; kk < kKSteps; kk++) {
             unsigned a[4];
-            ldmatrix_x4(a, sq + (g * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * kStride + kk * 16 + (lane / 16) * 8);
+            ldsm_x4(a, smem_u32(sq + (g * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * kStride + kk * 16 + (lane / 16) * 8));
 #pragma unroll
             for (int np = 0; np < 2; np++) {
                 unsigned b[4];
-                ldmatrix_x4(b, kt + (np * 16 + (lane % 8) + (lane / 16) * 8) * kStride + kk * 16 + ((lane / 8) % 2) * 8);
-                mma_bf16(s[2 * np], a, b[0], b[1]);
-                mma_bf16(s[2 * np + 1], a, b[2], b[3]);
+                ldsm_x4(b, smem_u32(kt + (np * 16 + (lane % 8) + (lane / 16) * 8) * kStride + kk * 16 + ((lane / 8) % 2) * 8));
+                mma(s[2 * np], a, b[0], b[1]);
+                mma(s[2 * np + 1], a, b[2], b[3]);
             }
         }
 
@@ -261,9 +218,9 @@ __global__ void __launch_bounds__(kThreads, 1) split_kernel(vb_verify_params p, 
 #pragma unroll
             for (int kb = 0; kb < 2; kb++) {
                 unsigned b[4];
-                ldmatrix_x4_trans(b, kt + (kb * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * kStride + d0 + (lane / 16) * 8);
-                mma_bf16(o[2 * nd], pa[kb], b[0], b[1]);
-                mma_bf16(o[2 * nd + 1], pa[kb], b[2], b[3]);
+                ldsm_x4_t(b, smem_u32(kt + (kb * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * kStride + d0 + (lane / 16) * 8));
+                mma(o[2 * nd], pa[kb], b[0], b[1]);
+                mma(o[2 * nd + 1], pa[kb], b[2], b[3]);
             }
         }
         __syncthreads(); // the next iteration refills the buffer just read

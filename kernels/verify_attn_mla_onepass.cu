@@ -30,6 +30,7 @@
 #include <cstdio>
 
 #include "mla_schedule.cuh"
+#include "ptx_sm80.cuh"
 
 namespace {
 
@@ -78,23 +79,8 @@ struct PieceState {
 
 static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
 
-// ---- instructions (sm_80+) ----------------------------------------------------------------
+// ---- instructions (sm_80+; the rest in ptx_sm80.cuh) ---------------------------------------
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
 // 16 bytes of global memory written earlier in this launch by the same CTA: a plain
 // (L1-cached, coherent) load, not the read-only path.
 __device__ __forceinline__ uint4 ldg128(const void *p)
@@ -102,42 +88,6 @@ __device__ __forceinline__ uint4 ldg128(const void *p)
     uint4 v;
     asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
-}
-__device__ __forceinline__ void ldsm_x4_t(unsigned (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x2_t(unsigned (&r)[2], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(addr));
-}
-__device__ __forceinline__ unsigned movmatrix_t(unsigned x)
-{
-    unsigned y;
-    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
-    return y;
-}
-// c += a (16x16 bf16, row) · b (16x8 bf16, col), fp32 accumulators.
-__device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
-                                    unsigned b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<unsigned *>(&v);
-}
-__device__ __forceinline__ void named_barrier(int id, int threads)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // The 16-byte chunk q of key row j lives at chunk (q & ~7) | ((q & 7) ^ swz(j)). Rows 2i and
@@ -452,7 +402,7 @@ template <int kN8, int kSW> struct Onepass {
         cp_async_commit();
         for (int tile = lo; tile < hi; tile++) {
             const int st = (tile - lo) & 1;
-            cp_async_wait_all();
+            cp_async_wait<0>();
             if (tile_needs_mask(tile))
                 store_mask(st);
             __syncthreads(); // tile landed everywhere; the previous tile's readers are done
