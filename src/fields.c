@@ -210,6 +210,17 @@ int vb_fields_from_json(const cJSON *o, const vb_field_table *t, void *obj, cons
     return 0;
 }
 
+void vb_csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void vb_fields_csv_header(FILE *f, const vb_field_table *t, const char *prefix)
 {
     for (int i = 0; i < t->count; i++)
@@ -227,13 +238,7 @@ void vb_fields_csv_row(FILE *f, const vb_field_table *t, const void *obj, int ga
         if (!has_value(obj, fl, gate))
             continue;
         if (fl->kind == VB_FIELD_STRING) {
-            fputc('"', f);
-            for (const char *s = (const char *)at(obj, fl); *s; s++) {
-                if (*s == '"')
-                    fputc('"', f);
-                fputc(*s, f);
-            }
-            fputc('"', f);
+            vb_csv_string(f, (const char *)at(obj, fl));
         } else if (fl->kind == VB_FIELD_BOOL) {
             fputs(*(const int *)at(obj, fl) ? "true" : "false", f);
         } else {

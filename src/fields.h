@@ -49,6 +49,8 @@ void vb_fields_to_json(cJSON *o, const vb_field_table *t, const void *obj, int g
  * -1 with "path.key: reason" in why. o itself may be NULL (nothing read). */
 int vb_fields_from_json(const cJSON *o, const vb_field_table *t, void *obj, const char *path, char *why,
                         size_t why_len);
+/* A CSV cell holding s: quoted, inner quotes doubled (RFC 4180). */
+void vb_csv_string(FILE *f, const char *s);
 /* The CSV columns of a table (',' before each), with prefix before every key. */
 void vb_fields_csv_header(FILE *f, const vb_field_table *t, const char *prefix);
 /* One row's cells for a table (',' before each); empty cells where the JSON would have null. */

@@ -8,11 +8,11 @@
 #include <string.h>
 
 /* Records a sticky CUDA error left unfilled: they say why they did not run. */
-static void mark_not_run(vb_record *const *recs, int from, int n)
+static void mark_not_run(vb_record *const *recs, int n)
 {
-    for (int k = from; k < n; k++)
-        if (!strcmp(recs[k]->message, "not run"))
-            snprintf(recs[k]->message, sizeof recs[k]->message, "not run: an earlier CUDA error ended the GPU stages");
+    for (int k = 0; k < n; k++)
+        if (!strcmp(recs[k]->message, VB_NOT_RUN))
+            snprintf(recs[k]->message, sizeof recs[k]->message, "%s", VB_NOT_RUN_GPU_ENDED);
 }
 
 /* ---- eager ------------------------------------------------------------------------- */
@@ -74,7 +74,7 @@ void vb_gpu_run_eager(vb_gpu *g, const vb_kernel *const *ks, int nk, const vb_ca
         if (recs[k]->status != VB_ERROR)
             time_record(g, kernel_launch, &kc, c, in->live_batch, recs[k]);
     }
-    mark_not_run(recs, 0, nk);
+    mark_not_run(recs, nk);
     vb_dev_free(&d);
 }
 
@@ -187,7 +187,7 @@ void vb_graph_replay(vb_graph_set *gs, const vb_case *c, vb_record *const *recs)
         if (rec->status != VB_ERROR)
             time_record(g, graph_launch, &gs->exec[k], c, c->in->batch, rec);
     }
-    mark_not_run(recs, 0, gs->nk);
+    mark_not_run(recs, gs->nk);
 }
 
 void vb_graph_free(vb_graph_set *gs)

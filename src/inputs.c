@@ -98,14 +98,20 @@ static int64_t *assign_pages(const vb_variant *v, int T, int64_t *first_page, in
     return order;
 }
 
-/* Whether a value this instance stores exceeds an int32 buffer that must hold it. */
-static int int32_overflow(const vb_index_dtypes *d, int64_t slots, int64_t sum_p, int64_t mask_bytes,
-                          int64_t tokens)
+/* Whether every offset this instance stores fits the index widths the scenario asks for: an
+ * int32 buffer cannot hold a slot, prefix or mask offset past INT32_MAX. */
+static int check_sizes(const vb_scenario *s, const vb_instance_sizes *z, char *why, size_t why_len)
 {
+    const vb_index_dtypes *d = &s->dtypes;
     const int64_t lim = INT32_MAX;
-    return (d->kv_indices == VB_I32 && slots > lim) || (d->out_cache_loc == VB_I32 && slots > lim) ||
-           (d->kv_indptr == VB_I32 && sum_p > lim) || (d->mask_indptr == VB_I32 && mask_bytes > lim) ||
-           (d->qo_indptr == VB_I32 && tokens > lim);
+    if (!((d->kv_indices == VB_I32 && z->num_slots > lim) || (d->out_cache_loc == VB_I32 && z->num_slots > lim) ||
+          (d->kv_indptr == VB_I32 && z->sum_prefix > lim) || (d->mask_indptr == VB_I32 && z->mask_bytes > lim) ||
+          (d->qo_indptr == VB_I32 && z->tokens > lim)))
+        return 0;
+    snprintf(why, why_len, "index_dtypes: an int32 buffer cannot hold this scenario's offsets "
+             "(%lld slots, %lld prefix indices, %lld mask bytes): use int64",
+             (long long)z->num_slots, (long long)z->sum_prefix, (long long)z->mask_bytes);
+    return -1;
 }
 
 static int build_mask(vb_instance *in)
@@ -154,13 +160,13 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
         goto oom;
     for (int b = 0; b < B; b++)
         in->prefix_len[b] = b < v->batch ? v->prefix_len[b] : 1;
-    if (vb_instance_check(s, v, bucket, why, why_len)) {
+    vb_instance_sizes z;
+    vb_instance_measure(v, bucket, &z);
+    if (check_sizes(s, &z, why, why_len)) {
         free(first_page);
         vb_instance_free(in);
         return -1;
     }
-    vb_instance_sizes z;
-    vb_instance_measure(v, bucket, &z);
     const int64_t mask_bytes = z.mask_bytes;
     int64_t *pages = assign_pages(v, T, first_page, &total_pages);
     if (!pages)
@@ -203,7 +209,7 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     free(pages);
     free(first_page);
     first_page = NULL;
-    if (overflow || build_mask(in)) { /* int32_overflow() above rules this out */
+    if (overflow || build_mask(in)) { /* check_sizes() above rules this out */
         snprintf(why, why_len, "internal: an index did not fit its buffer");
         free(owned);
         vb_instance_free(in);
@@ -291,12 +297,7 @@ int vb_instance_check(const vb_scenario *s, const vb_variant *v, int bucket, cha
 {
     vb_instance_sizes z;
     vb_instance_measure(v, bucket, &z);
-    if (!int32_overflow(&s->dtypes, z.num_slots, z.sum_prefix, z.mask_bytes, z.tokens))
-        return 0;
-    snprintf(why, why_len, "index_dtypes: an int32 buffer cannot hold this scenario's offsets "
-             "(%lld slots, %lld prefix indices, %lld mask bytes): use int64",
-             (long long)z.num_slots, (long long)z.sum_prefix, (long long)z.mask_bytes);
-    return -1;
+    return check_sizes(s, &z, why, why_len);
 }
 
 void vb_instance_measure(const vb_variant *v, int bucket, vb_instance_sizes *out)

@@ -252,7 +252,7 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
         char why[320], msg[340];
         if (vb_gpu_dead(x->gpu)) {
             graph_not_run(x, sidx, s, ks, nk, v, s->n_replays, VB_SKIPPED,
-                          "not run: an earlier CUDA error ended the GPU stages");
+                          VB_NOT_RUN_GPU_ENDED);
             break;
         }
         vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
@@ -307,7 +307,7 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
         run_eager_all(x, s, sidx, &p);
         if (s->graph_enabled && vb_gpu_dead(x->gpu)) /* the eager stage ended the GPU stages */
             graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, s->n_replays, VB_SKIPPED,
-                          "not run: an earlier CUDA error ended the GPU stages");
+                          VB_NOT_RUN_GPU_ENDED);
         else if (s->graph_enabled)
             run_graph_all(x, s, sidx, &p);
     }

@@ -184,17 +184,6 @@ void vb_report_markdown(FILE *f, const vb_results *r)
     print_floor_ranges(f, r, "- ");
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void vb_report_csv(FILE *f, const vb_results *r)
 {
     fputs("scenario,variant,kernel,mode,status,message", f);
@@ -204,11 +193,11 @@ void vb_report_csv(FILE *f, const vb_results *r)
     fputc('\n', f);
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
-        csv_str(f, r->scenarios[rec->scenario].name);
-        fputc(',', f), csv_str(f, rec->variant);
-        fputc(',', f), csv_str(f, rec->kernel);
+        vb_csv_string(f, r->scenarios[rec->scenario].name);
+        fputc(',', f), vb_csv_string(f, rec->variant);
+        fputc(',', f), vb_csv_string(f, rec->kernel);
         fprintf(f, ",%s,%s,", vb_mode_name(rec->mode), vb_status_name(rec->status));
-        csv_str(f, rec->message);
+        vb_csv_string(f, rec->message);
         vb_fields_csv_row(f, &vb_checks_table, &rec->checks, rec->checks.ran);
         vb_fields_csv_row(f, &vb_timing_table, &rec->hot, rec->hot.samples > 0);
         vb_fields_csv_row(f, &vb_timing_table, &rec->cold, rec->cold.samples > 0);

@@ -81,8 +81,7 @@ vb_record *vb_results_add_record(vb_results *r, int scenario, const char *varian
     snprintf(rec->kernel, sizeof rec->kernel, "%s", kernel);
     rec->mode = mode;
     rec->status = VB_SKIPPED;
-    /* Every stage overwrites this; seeing it in a report means a record was never filled. */
-    snprintf(rec->message, sizeof rec->message, "not run");
+    snprintf(rec->message, sizeof rec->message, "%s", VB_NOT_RUN);
     return rec;
 }
 

@@ -96,7 +96,12 @@ typedef struct vb_results {
 
 void vb_results_init(vb_results *r);
 int vb_results_add_scenario(vb_results *r, const vb_scenario_info *info);
-/* The new record; the array may move, so a pointer from an earlier call is stale after it. */
+/* A new record is skipped with message VB_NOT_RUN until a stage fills it; seeing that message
+ * in a report means a record was never filled. The array may move, so a pointer from an
+ * earlier call is stale after it. */
+#define VB_NOT_RUN "not run"
+/* The message of records that a sticky CUDA error kept from running. */
+#define VB_NOT_RUN_GPU_ENDED VB_NOT_RUN ": an earlier CUDA error ended the GPU stages"
 vb_record *vb_results_add_record(vb_results *r, int scenario, const char *variant, const char *kernel,
                                  vb_mode mode);
 void vb_results_free(vb_results *r);

@@ -497,12 +497,13 @@ static cJSON *merge_replay(const cJSON *base, const cJSON *r)
     return m;
 }
 
-static int valid_name(const char *n)
+/* 1 to 99 letters, digits and the punctuation in `also`. */
+static int valid_name(const char *n, const char *also)
 {
     if (!*n || strlen(n) >= 100)
         return 0;
     for (; *n; n++)
-        if (!isalnum((unsigned char)*n) && !strchr("._+=,-/", *n))
+        if (!isalnum((unsigned char)*n) && !strchr(also, *n))
             return 0;
     return 1;
 }
@@ -545,7 +546,7 @@ static int parse_graph(parse_ctx *c, const cJSON *root, vb_scenario *s)
             snprintf(v->name, sizeof v->name, "%s", cJSON_IsString(name) ? name->valuestring : "");
             if (!cJSON_IsString(name))
                 snprintf(v->name, sizeof v->name, "replay%d", i + 1);
-            else if (!valid_name(v->name) || strchr(v->name, '/'))
+            else if (!valid_name(v->name, "._+=,-"))
                 perr(c, np, "'%s' must be 1 to 99 letters, digits or ._+=,-", v->name);
             else if (!strcmp(v->name, "base"))
                 perr(c, np, "'base' names the scenario's own variant");
@@ -593,7 +594,7 @@ static int parse_scenario(parse_ctx *c, const cJSON *obj, const char *default_na
     if (name && !cJSON_IsString(name))
         perr(c, "name", "expected a string, got %s", json_type_name(name));
     snprintf(s->name, sizeof s->name, "%s", cJSON_IsString(name) ? name->valuestring : default_name);
-    if (!valid_name(s->name))
+    if (!valid_name(s->name, "._+=,-/"))
         perr(c, "name", "'%s' must be 1 to 99 letters, digits or ._+=,-/", s->name);
     get_int(c, obj, "", "seed", 0, INT64_MAX, 1, &seed);
     parse_model(c, obj, s);
@@ -782,25 +783,58 @@ static int load_one(parse_ctx *c, const cJSON *obj, const char *default_name, vb
     return list_push(out, &s);
 }
 
+typedef struct member_key {
+    const char *key;
+    int pos;
+} member_key;
+
+static int by_key_then_pos(const void *a, const void *b)
+{
+    const member_key *x = a, *y = b;
+    const int c = strcmp(x->key, y->key);
+    return c ? c : x->pos - y->pos;
+}
+
+/* repeated[i] = 1 for each of the n members of obj whose key an earlier member has: sorted,
+ * so that an object with a million keys costs n log n, not n^2. */
+static int mark_repeated_keys(const cJSON *obj, int n, char *repeated)
+{
+    member_key *m = malloc(sizeof *m * (size_t)n);
+    if (!m)
+        return -1;
+    int i = 0;
+    for (const cJSON *it = obj->child; it; it = it->next, i++)
+        m[i] = (member_key){it->string, i};
+    qsort(m, (size_t)n, sizeof *m, by_key_then_pos);
+    for (i = 1; i < n; i++)
+        repeated[m[i].pos] = !strcmp(m[i].key, m[i - 1].key);
+    free(m);
+    return 0;
+}
+
 /* cJSON keeps every member of an object and lookups find the first: a key written twice
  * would silently lose its second value. */
 static void check_duplicates(parse_ctx *c, const cJSON *node, const char *path)
 {
+    const int n = cJSON_GetArraySize(node), object = cJSON_IsObject(node) && n > 1;
+    char *repeated = object ? calloc((size_t)n, 1) : NULL;
+    if (object && (!repeated || mark_repeated_keys(node, n, repeated))) {
+        perr(c, path, "out of host memory checking for repeated keys");
+        free(repeated);
+        return;
+    }
     int i = 0;
     for (const cJSON *it = node ? node->child : NULL; it; it = it->next, i++) {
         char p[512];
-        if (cJSON_IsObject(node)) {
+        if (cJSON_IsObject(node))
             join(p, sizeof p, path, it->string);
-            for (const cJSON *prev = node->child; prev != it; prev = prev->next)
-                if (!strcmp(prev->string, it->string)) {
-                    perr(c, p, "appears twice in one object");
-                    break;
-                }
-        } else {
+        else
             snprintf(p, sizeof p, "%s[%d]", path, i);
-        }
+        if (repeated && repeated[i])
+            perr(c, p, "appears twice in one object");
         check_duplicates(c, it, p);
     }
+    free(repeated);
 }
 
 int vb_scenario_load_text(const char *file, const char *text, vb_scenario_list *out)
