@@ -3,19 +3,22 @@
 # eagerly and in CUDA graphs, over small scenarios that reach every code path: one and two
 # row tiles and eight (heads 1, 16, 64), 104 rows (not a multiple of 16), empty prefixes,
 # padded graph buckets and replays with fewer draft tokens, page 64 fragmented, and a mask
-# with hidden prefix columns. Needs a GPU. Writes OUTDIR/sanitize-TOOL.txt and a summary,
-# OUTDIR/sanitize-summary.txt; exits 1 if any tool reported an error.
-# usage: scripts/sanitize.sh BIN OUTDIR
+# with hidden prefix columns (other scenario files may be named instead). Needs a GPU.
+# Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
+# tool reported an error.
+# usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]   (default: tests/data/sanitize_paths.json)
 set -u
-bin=${1:?usage: scripts/sanitize.sh BIN OUTDIR}
-out=${2:?usage: scripts/sanitize.sh BIN OUTDIR}
+bin=${1:?usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]}
+out=${2:?usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]}
+shift 2
+[ $# -gt 0 ] || set -- tests/data/sanitize_paths.json
 mkdir -p "$out"
 status=0
 summary="$out/sanitize-summary.txt"
-echo "compute-sanitizer on tests/data/sanitize_paths.json, every registered kernel, eager and graph" >"$summary"
+echo "compute-sanitizer on $*, every registered kernel, eager and graph" >"$summary"
 "$bin" list-kernels >>"$summary"
 for tool in memcheck racecheck initcheck synccheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" tests/data/sanitize_paths.json -q --no-ceilings \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "$@" -q --no-ceilings \
         --no-cpu-model --iterations 1 --cold-l2 off >"$out/sanitize-$tool.txt" 2>&1
     rc=$?
     {

@@ -25,10 +25,9 @@ for s in d["scenarios"]:
   for r in s.get("records", []):
     h = (r.get("timing") or {}).get("hot") or {}
     med = h.get("median_us")
-    floor = max(s["bytes"] / (ceil["read_gbps"] * 1e3), s["flops"] / (ceil["mma_bf16_tflops"] * 1e6))
-    if med:
+    if med:  # floor_us and floor_ratio: the harness's max(bytes / read ceiling, flops / mma ceiling)
         print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} "
-              f"{med:9.1f} us  floor {floor:8.1f}  x{med / floor:5.2f}  bw {100 * h.get('bw_share', 0):4.1f}%")
+              f"{med:9.1f} us  floor {h['floor_us']:8.1f}  x{h['floor_ratio']:5.2f}  bw {100 * h.get('bw_share', 0):4.1f}%")
     else:
         print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} {r.get('message','')[:80]}")
 PY
