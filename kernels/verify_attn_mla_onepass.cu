@@ -12,14 +12,15 @@
 //   copies 9 chunks of one key, whose slot it looked up one tile earlier. The 16-byte chunks
 //   of a key row are XOR-swizzled within 128 bytes, so ldmatrix reads of 8 consecutive keys
 //   hit 8 distinct bank groups. Keys past the request's end are zero-filled and hidden.
-// - Sᵀ: warp w takes key half w % 2 (16 keys, one m16) and row group w / 2 (2 or 3 n8 tiles);
-//   K comes from shared memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
+// - Sᵀ: warp w takes row group w / 2 (2 or 3 n8 tiles) and all 32 keys (two m16), reducing
+//   over half of the 576 dims (w % 2); the pair then swaps partial sums through shared memory
+//   so that each warp holds the full scores of the rows of its parity. K comes from shared
+//   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
-//   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds two MMAs,
+//   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
 //   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
-// - Softmax: online, log2 domain; the two key halves of a row group exchange row maxima
-//   through shared memory; Pᵀ goes to shared memory in bf16. The rescale of Oᵀ is skipped in
-//   tiles where no row's max moved.
+// - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys); Pᵀ goes to
+//   shared memory in bf16. The rescale of Oᵀ is skipped in tiles where no row's max moved.
 // - Oᵀ: every warp owns 64 of the 512 value dims for all rows (16·kN8 fp32 accumulators per
 //   thread: 144 at 72 rows), reading Vᵀ and Pᵀ with ldmatrix.trans.
 // - Mask: tiles holding draft-token columns read it; tiles of prefix columns read it only
@@ -53,15 +54,16 @@ constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in
 // Shared memory of one configuration; every offset a multiple of 16 bytes.
 template <int kN8> struct Smem {
     static constexpr int kRows = 8 * kN8;
+    static constexpr int kNt = (kN8 + 3) / 4;       // most n8 row tiles of one of the 4 row groups
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
     static constexpr int kv = 0;                                  // [2][kKeys][kRowBytes]
     static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
     static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
-    static constexpr int rmax = mask + 2 * kRows * kKeys;         // [2][kRows] tile maxima per key half
-    static constexpr int corr = rmax + 2 * kRows * 4;             // [kRows] rescale of this tile
+    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kWarps][4·kNt][kWarp] partial Sᵀ sent to the pair
+    static constexpr int corr = xch + kWarps * 4 * kNt * kWarp * 4; // [kRows] rescale of this tile
     static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
-    static constexpr int rsum = moved + 16;                       // [2][kRows] running sums per key half
-    static constexpr int rm = rsum + 2 * kRows * 4;               // [2][kRows] running max, by tile parity
+    static constexpr int rsum = moved + 16;                       // [kRows] running sums
+    static constexpr int rm = rsum + kRows * 4;                   // [2][kRows] running max, by tile parity
     static constexpr int tok = rm + 2 * kRows * 4;                // [kRows] draft token of a row, from tok_lo
     static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
 };
@@ -196,7 +198,7 @@ template <int kN8, int kSW> struct Onepass {
         for (int r = tid; r < kRows; r += kThreads) {
             const int64_t lr = ps.row0 + min(r, ps.nrows - 1); // rows past the piece repeat its last
             tok[r] = (uint8_t)(lr / p.heads - ps.tok_lo);
-            rsum[r] = rsum[kRows + r] = 0.f;
+            rsum[r] = 0.f;
             rm[kRows + r] = -CUDART_INF_F; // "tile -1" of the parity buffers
         }
         if (tid == 0)
@@ -221,40 +223,71 @@ template <int kN8, int kSW> struct Onepass {
         __syncthreads();
     }
 
-    // Sᵀ for this warp's 16 keys × its NT row tiles, scaled to the log2 domain and masked.
-    // NT is a template argument so that no MMA is predicated.
-    template <int NT> __device__ void scores(int tile, int st, const uint4 *qfrag, float (&s)[NT][4])
+    // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
+    // 288) (KS = warp % 2), then summed with the pair's other half so that this warp ends with
+    // the full scores of its rows of parity KS: s[jj][2·mh + h] is key 16·mh + 8·h + g, row
+    // 8·(j_lo + jj) + 2·t + KS. Scaled to the log2 domain and masked. Two key halves per warp
+    // give 2·NT independent accumulator chains of 18 MMAs and reuse each q load twice; the row
+    // split makes each row's softmax warp-local. NT and KS are template arguments so that no
+    // MMA is predicated and every shared-memory offset is an immediate.
+    template <int NT, int KS> __device__ void scores(int tile, int st, const uint4 *qfrag, float (&s)[NT][4])
     {
-        const int kw = warp % 2;
+        constexpr int kSteps = kChunks / 4 / 2; // double k-steps (32 dims) of one half: 9
+        float acc[2][NT][4];
 #pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-            s[jj][0] = s[jj][1] = s[jj][2] = s[jj][3] = 0.f;
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
         const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
-        // ldmatrix rows: key 16·kw + 8·(mi & 1) + r8, chunk 2·step + (mi >> 1) (swizzled by r8).
-        const int mi = lane / 8, r8 = lane % 8;
-        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 16 * kw + 8 * (mi & 1) + r8) * kRowBytes);
-        const int sw = swz(r8);
+        // ldmatrix rows: key 16·mh + 8·(mi & 1) + r8, chunk c + (mi >> 1) for an even c, stored
+        // at chunk c ^ (mi >> 1) ^ swz(r8): four lane bases, one per c % 8, the rest immediate.
+        const int mi = lane / 8, r8 = lane % 8, x = (mi >> 1) ^ swz(r8);
+        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
+        unsigned kb[4];
 #pragma unroll
-        for (int ds = 0; ds < kChunks / 4; ds++) {
-            unsigned a[2][4];
+        for (int i = 0; i < 4; i++)
+            kb[i] = krow + 16 * ((2 * i) ^ x);
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int chunk = 4 * ds + 2 * e + (mi >> 1);
-                ldsm_x4(a[e], krow + 16 * ((chunk & ~7) | ((chunk & 7) ^ sw)));
-            }
+        for (int d = 0; d < kSteps; d++) {
+            const int ds = KS * kSteps + d;
+            unsigned a[2][2][4];
+#pragma unroll
+            for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int c = 4 * ds + 2 * e;
+                    ldsm_x4(a[mh][e], kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
+                }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
                 const uint4 qv = ldg128(qf + ((size_t)jj * (kChunks / 4) + ds) * kWarp);
-                mma(s[jj], a[0][0], a[0][1], a[0][2], a[0][3], qv.x, qv.y);
-                mma(s[jj], a[1][0], a[1][1], a[1][2], a[1][3], qv.z, qv.w);
+#pragma unroll
+                for (int mh = 0; mh < 2; mh++) {
+                    mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
+                    mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
+                }
             }
         }
+        // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
+        float *xch = reinterpret_cast<float *>(smem + L::xch);
+        float *mine = xch + warp * 4 * L::kNt * kWarp, *theirs = xch + (warp ^ 1) * 4 * L::kNt * kWarp;
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    mine[((mh * NT + jj) * 2 + h) * kWarp + lane] = acc[mh][jj][2 * h + (KS ^ 1)];
+        named_barrier(1 + warp / 2, 2 * kWarp);
         const float scale = p.sm_scale * kLog2e;
 #pragma unroll
-        for (int jj = 0; jj < NT; jj++)
+        for (int mh = 0; mh < 2; mh++)
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                s[jj][e] *= scale;
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[((mh * NT + jj) * 2 + h) * kWarp + lane]) * scale;
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
         if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
@@ -263,69 +296,49 @@ template <int kN8, int kSW> struct Onepass {
         for (int jj = 0; jj < NT; jj++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int key = 16 * kw + g + 8 * (e / 2), row = 8 * (j_lo + jj) + 2 * t + e % 2;
+                const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + KS;
                 const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
                 s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
             }
     }
 
-    // Online softmax of one tile: new maxima (shared with the other key half), Pᵀ to shared
-    // memory, the rescale factor of every row for the Oᵀ warps, the running sums.
+    // Online softmax of one tile over rows this warp owns entirely (all 32 keys, rows of parity
+    // warp % 2): new maxima, Pᵀ to shared memory, the rescale factor of every row for the Oᵀ
+    // warps, the running sums. Lanes of one t hold one row: reductions are over g.
     template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
     {
-        const int kw = warp % 2;
-        float *rmax = reinterpret_cast<float *>(smem + L::rmax);
         float *corr = reinterpret_cast<float *>(smem + L::corr);
-        float *rsum = reinterpret_cast<float *>(smem + L::rsum) + kw * kRows;
+        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                float mx = fmaxf(s[jj][e], s[jj][e + 2]);
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
-                if (g == 0)
-                    rmax[kw * kRows + 8 * (j_lo + jj) + 2 * t + e] = mx;
-            }
-        named_barrier(1 + warp / 2, 2 * kWarp);
-        unsigned char *pt = smem + L::pt;
+        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
 #pragma unroll
         for (int jj = 0; jj < NT; jj++) {
-            const int j = j_lo + jj;
-            float mu[2], c[2];
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int row = 8 * j + 2 * t + e;
-                const float mold = rm[(par ^ 1) * kRows + row];
-                const float mnew = fmaxf(mold, fmaxf(rmax[row], rmax[kRows + row]));
-                mu[e] = mnew == -CUDART_INF_F ? 0.f : mnew; // nothing visible yet: keep zeros
-                c[e] = exp2f(mold - mu[e]);
-                if (kw == 0 && g == 0) {
-                    corr[row] = c[e], rm[par * kRows + row] = mnew;
-                    if (mnew != mold)
-                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
-                }
-            }
-            float ls[2] = {0.f, 0.f};
+            const int row = 8 * (j_lo + jj) + 2 * t + warp % 2;
+            float mx = fmaxf(fmaxf(s[jj][0], s[jj][1]), fmaxf(s[jj][2], s[jj][3]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+            const float mold = rm[(par ^ 1) * kRows + row];
+            const float mnew = fmaxf(mold, mx);
+            const float mu = mnew == -CUDART_INF_F ? 0.f : mnew; // nothing visible yet: keep zeros
+            const float c = exp2f(mold - mu);
+            float ls = 0.f;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                s[jj][e] = exp2f(s[jj][e] - mu[e % 2]);
-                ls[e % 2] += s[jj][e];
+                s[jj][e] = exp2f(s[jj][e] - mu);
+                ls += s[jj][e];
+                const __nv_bfloat16 pb = __float2bfloat16_rn(s[jj][e]);
+                pt[(8 * e + g) * (L::kPStride / 2) + row] = *reinterpret_cast<const uint16_t *>(&pb);
             }
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 4);
-                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 8);
-                ls[e] += __shfl_xor_sync(0xffffffffu, ls[e], 16);
-                const int row = 8 * j + 2 * t + e;
-                if (g == 0)
-                    rsum[row] = rsum[row] * c[e] + ls[e];
+            ls += __shfl_xor_sync(0xffffffffu, ls, 4);
+            ls += __shfl_xor_sync(0xffffffffu, ls, 8);
+            ls += __shfl_xor_sync(0xffffffffu, ls, 16);
+            if (g == 0) {
+                corr[row] = c, rm[par * kRows + row] = mnew;
+                rsum[row] = rsum[row] * c + ls;
+                if (mnew != mold)
+                    atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
             }
-            const int col = 2 * (8 * j + 2 * t);
-            *reinterpret_cast<unsigned *>(pt + (16 * kw + g) * L::kPStride + col) = pack_bf16(s[jj][0], s[jj][1]);
-            *reinterpret_cast<unsigned *>(pt + (16 * kw + g + 8) * L::kPStride + col) = pack_bf16(s[jj][2], s[jj][3]);
         }
     }
 
@@ -380,7 +393,10 @@ template <int kN8, int kSW> struct Onepass {
     {
         if constexpr (NT > 0) {
             float s[NT][4];
-            scores<NT>(tile, st, qfrag, s);
+            if (warp % 2)
+                scores<NT, 1>(tile, st, qfrag, s);
+            else
+                scores<NT, 0>(tile, st, qfrag, s);
             softmax<NT>(s, st);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
@@ -441,7 +457,7 @@ template <int kN8, int kSW> struct Onepass {
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
             const int ra = 8 * j + 2 * t;
-            const float la = rsum[ra] + rsum[kRows + ra], lb = rsum[ra + 1] + rsum[kRows + ra + 1];
+            const float la = rsum[ra], lb = rsum[ra + 1];
             const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
             const int r = 8 * j + g;
             uint16_t *dst = r < nrows ? p.o + row_token(r) * p.stride_o_token + row_head(r) * p.stride_o_head : nullptr;
@@ -457,7 +473,7 @@ template <int kN8, int kSW> struct Onepass {
             }
         }
         if (p.lse && tid < nrows) {
-            const float l = rsum[tid] + rsum[kRows + tid];
+            const float l = rsum[tid];
             p.lse[row_token(tid) * p.heads + row_head(tid)] = l > 0.f ? (rm[tid] + log2f(l)) * kLn2 : -CUDART_INF_F;
         }
     }
@@ -484,7 +500,7 @@ template <int kN8, int kSW> struct Onepass {
                 }
             }
         if (tid < nrows)
-            w.ml[(size_t)slot * kRows + tid] = make_float2(rm[tid], rsum[tid] + rsum[kRows + tid]);
+            w.ml[(size_t)slot * kRows + tid] = make_float2(rm[tid], rsum[tid]);
     }
 };
 
