@@ -19,8 +19,10 @@
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
 //   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
-// - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys); Pᵀ goes to
-//   shared memory in bf16. The rescale of Oᵀ is skipped in tiles where no row's max moved.
+// - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
+//   max: a row's reference max moves only when a score passes it by 2^8, so most tiles do
+//   no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved). Pᵀ
+//   goes to shared memory in bf16.
 // - Oᵀ: every warp owns 64 of the 512 value dims for all rows (16·kN8 fp32 accumulators per
 //   thread: 144 at 72 rows), reading Vᵀ and Pᵀ with ldmatrix.trans.
 // - Mask: tiles holding draft-token columns read it; tiles of prefix columns read it only
@@ -38,6 +40,7 @@ namespace {
 using namespace vb;
 
 constexpr int kKeys = 32;
+constexpr float kLazy = 8.f;             // a row's reference max moves when a score passes it by this (log2)
 constexpr int kWarps = 8;                  // 255 registers each, 144 of them Oᵀ accumulators
 constexpr int kThreads = kWarps * kWarp;
 constexpr int kDimsPerWarp = 512 / kWarps;  // value dims each warp accumulates
@@ -60,11 +63,12 @@ template <int kN8> struct Smem {
     static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
     static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
     static constexpr int xch = mask + 2 * kRows * kKeys;          // [kWarps][4·kNt][kWarp] partial Sᵀ sent to the pair
-    static constexpr int corr = xch + kWarps * 4 * kNt * kWarp * 4; // [kRows] rescale of this tile
+    static constexpr int lpart = xch + kWarps * 4 * kNt * kWarp * 4; // [kWarps][kNt][kWarp] each lane's share of its row sums
+    static constexpr int corr = lpart + kWarps * kNt * kWarp * 4; // [kRows] rescale of this tile
     static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
-    static constexpr int rsum = moved + 16;                       // [kRows] running sums
-    static constexpr int rm = rsum + kRows * 4;                   // [2][kRows] running max, by tile parity
-    static constexpr int tok = rm + 2 * kRows * 4;                // [kRows] draft token of a row, from tok_lo
+    static constexpr int rsum = moved + 16;                       // [kRows] row sums, at the end of a piece
+    static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
+    static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
     static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
 };
 
@@ -194,13 +198,15 @@ template <int kN8, int kSW> struct Onepass {
     __device__ void begin_piece(uint4 *qfrag)
     {
         uint8_t *tok = smem + L::tok;
-        float *rsum = reinterpret_cast<float *>(smem + L::rsum), *rm = reinterpret_cast<float *>(smem + L::rm);
+        float *rm = reinterpret_cast<float *>(smem + L::rm);
         for (int r = tid; r < kRows; r += kThreads) {
-            const int64_t lr = ps.row0 + min(r, ps.nrows - 1); // rows past the piece repeat its last
+            const int lr = ps.row0 + min(r, ps.nrows - 1); // rows past the piece repeat its last
             tok[r] = (uint8_t)(lr / p.heads - ps.tok_lo);
-            rsum[r] = 0.f;
-            rm[kRows + r] = -CUDART_INF_F; // "tile -1" of the parity buffers
+            rm[r] = -CUDART_INF_F;
         }
+#pragma unroll
+        for (int jj = 0; jj < L::kNt; jj++)
+            reinterpret_cast<float *>(smem + L::lpart)[(warp * L::kNt + jj) * kWarp + lane] = 0.f;
         if (tid == 0)
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
@@ -209,7 +215,7 @@ template <int kN8, int kSW> struct Onepass {
 #pragma unroll 4
         for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
-            const int64_t lr = ps.row0 + min(8 * j + ln / 4, ps.nrows - 1);
+            const int lr = ps.row0 + min(8 * j + ln / 4, ps.nrows - 1);
             const unsigned *q = reinterpret_cast<const unsigned *>(
                 p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head);
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
@@ -303,25 +309,48 @@ template <int kN8, int kSW> struct Onepass {
     }
 
     // Online softmax of one tile over rows this warp owns entirely (all 32 keys, rows of parity
-    // warp % 2): new maxima, Pᵀ to shared memory, the rescale factor of every row for the Oᵀ
-    // warps, the running sums. Lanes of one t hold one row: reductions are over g.
+    // warp % 2; the lanes of one t hold one row). The max is lazy: a row's reference max m
+    // moves only when a score exceeds it by more than kLazy (log2 units), so in most tiles no
+    // lane reduces maxima and Oᵀ is not rescaled; P = 2^(s - m) ≤ 2^kLazy stays exact in fp32
+    // sums and bf16, and lse = m + log2(l) holds for any m. Each lane keeps its own share of
+    // the row sums (lpart), reduced once at the end of the piece. Pᵀ goes to shared memory,
+    // and the rescale factor of every row (1 unless its m moved) for the Oᵀ warps.
     template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
     {
         float *corr = reinterpret_cast<float *>(smem + L::corr);
-        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
         float *rm = reinterpret_cast<float *>(smem + L::rm);
+        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * L::kNt * kWarp + lane;
         uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
+        float m[NT];
+        bool up = false;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++) {
+            m[jj] = rm[8 * (j_lo + jj) + 2 * t + warp % 2];
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                up |= s[jj][e] > m[jj] + kLazy;
+        }
+        const bool rescale = __any_sync(0xffffffffu, up);
 #pragma unroll
         for (int jj = 0; jj < NT; jj++) {
             const int row = 8 * (j_lo + jj) + 2 * t + warp % 2;
-            float mx = fmaxf(fmaxf(s[jj][0], s[jj][1]), fmaxf(s[jj][2], s[jj][3]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
-            const float mold = rm[(par ^ 1) * kRows + row];
-            const float mnew = fmaxf(mold, mx);
-            const float mu = mnew == -CUDART_INF_F ? 0.f : mnew; // nothing visible yet: keep zeros
-            const float c = exp2f(mold - mu);
+            float c = 1.f;
+            if (rescale) { // uniform across the warp: shuffles are safe
+                float mx = fmaxf(fmaxf(s[jj][0], s[jj][1]), fmaxf(s[jj][2], s[jj][3]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+                const float mnew = fmaxf(m[jj], mx);
+                if (mnew != m[jj]) {
+                    c = exp2f(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
+                    if (g == 0) {
+                        rm[row] = mnew;
+                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                    }
+                    m[jj] = mnew;
+                }
+            }
+            const float mu = m[jj] == -CUDART_INF_F ? 0.f : m[jj]; // nothing visible yet: keep zeros
             float ls = 0.f;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
@@ -330,15 +359,27 @@ template <int kN8, int kSW> struct Onepass {
                 const __nv_bfloat16 pb = __float2bfloat16_rn(s[jj][e]);
                 pt[(8 * e + g) * (L::kPStride / 2) + row] = *reinterpret_cast<const uint16_t *>(&pb);
             }
-            ls += __shfl_xor_sync(0xffffffffu, ls, 4);
-            ls += __shfl_xor_sync(0xffffffffu, ls, 8);
-            ls += __shfl_xor_sync(0xffffffffu, ls, 16);
-            if (g == 0) {
-                corr[row] = c, rm[par * kRows + row] = mnew;
-                rsum[row] = rsum[row] * c + ls;
-                if (mnew != mold)
-                    atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
-            }
+            lpart[jj * kWarp] = lpart[jj * kWarp] * c + ls;
+            if (g == 0)
+                corr[row] = c;
+        }
+    }
+
+    // The row sums of the piece from every lane's share (lpart) into rsum.
+    __device__ void finish_sums()
+    {
+        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
+        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + warp * L::kNt * kWarp + lane;
+#pragma unroll
+        for (int jj = 0; jj < L::kNt; jj++) {
+            if (jj >= nt)
+                break; // nt is uniform across the warp
+            float l = lpart[jj * kWarp];
+            l += __shfl_xor_sync(0xffffffffu, l, 4);
+            l += __shfl_xor_sync(0xffffffffu, l, 8);
+            l += __shfl_xor_sync(0xffffffffu, l, 16);
+            if (g == 0)
+                rsum[8 * (j_lo + jj) + 2 * t + warp % 2] = l;
         }
     }
 
@@ -440,10 +481,9 @@ template <int kN8, int kSW> struct Onepass {
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
         }
+        if (warp < kSW)
+            finish_sums();
     }
-
-    // The stage (and max parity) of the piece's last tile.
-    __device__ int last_parity() const { return (ps.pc.tile_hi - 1 - ps.pc.tile_lo) & 1; }
 
     __device__ int64_t row_token(int r) const { return ps.rq.q0 + (ps.row0 + r) / p.heads; }
     __device__ int row_head(int r) const { return (ps.row0 + r) % p.heads; }
@@ -452,7 +492,7 @@ template <int kN8, int kSW> struct Onepass {
     __device__ void write_output()
     {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm) + last_parity() * kRows;
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
         const int nrows = ps.nrows;
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
@@ -482,7 +522,7 @@ template <int kN8, int kSW> struct Onepass {
     __device__ void write_partial(const SchedWorkspace &w)
     {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm) + last_parity() * kRows;
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
         const int nrows = ps.nrows, slot = ps.pc.slot;
         float *acc = w.acc + (size_t)slot * kRows * kDv;
 #pragma unroll
