@@ -230,16 +230,15 @@ template <int kN8, int kSW> struct Onepass {
     }
 
     // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
-    // 288) (KS = warp % 2), then summed with the pair's other half so that this warp ends with
-    // the full scores of its rows of parity KS: s[jj][2·mh + h] is key 16·mh + 8·h + g, row
-    // 8·(j_lo + jj) + 2·t + KS. Scaled to the log2 domain and masked. Two key halves per warp
-    // give 2·NT independent accumulator chains of 18 MMAs and reuse each q load twice; the row
-    // split makes each row's softmax warp-local. NT and KS are template arguments so that no
-    // MMA is predicated and every shared-memory offset is an immediate.
-    template <int NT, int KS> __device__ void scores(int tile, int st, const uint4 *qfrag, float (&s)[NT][4])
+    // 288) (KS = warp % 2); the half of it that belongs to the pair's other warp goes to
+    // shared memory (xch). After the pair's barrier, full_scores adds the other warp's half, so
+    // that each warp ends with the full scores of its rows of parity KS. Two key halves per
+    // warp give 2·NT independent accumulator chains of 18 MMAs and reuse each q load twice; the
+    // row split makes each row's softmax warp-local. NT and KS are template arguments so that
+    // no MMA is predicated and every shared-memory offset is an immediate.
+    template <int NT, int KS> __device__ void partial_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         constexpr int kSteps = kChunks / 4 / 2; // double k-steps (32 dims) of one half: 9
-        float acc[2][NT][4];
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
 #pragma unroll
@@ -276,8 +275,7 @@ template <int kN8, int kSW> struct Onepass {
             }
         }
         // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *xch = reinterpret_cast<float *>(smem + L::xch);
-        float *mine = xch + warp * 4 * L::kNt * kWarp, *theirs = xch + (warp ^ 1) * 4 * L::kNt * kWarp;
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNt * kWarp;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
 #pragma unroll
@@ -285,7 +283,15 @@ template <int kN8, int kSW> struct Onepass {
 #pragma unroll
                 for (int h = 0; h < 2; h++)
                     mine[((mh * NT + jj) * 2 + h) * kWarp + lane] = acc[mh][jj][2 * h + (KS ^ 1)];
-        named_barrier(1 + warp / 2, 2 * kWarp);
+    }
+
+    // This warp's rows of Sᵀ (after the pair's barrier): s[jj][2·mh + h] is key 16·mh + 8·h + g,
+    // row 8·(j_lo + jj) + 2·t + KS, its own half plus the other warp's, scaled to the log2
+    // domain and masked.
+    template <int NT, int KS>
+    __device__ void full_scores(int tile, int st, const float (&acc)[2][NT][4], float (&s)[NT][4])
+    {
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNt * kWarp;
         const float scale = p.sm_scale * kLog2e;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
@@ -330,6 +336,7 @@ template <int kN8, int kSW> struct Onepass {
             for (int e = 0; e < 4; e++)
                 up |= s[jj][e] > m[jj] + kLazy;
         }
+        __syncwarp(); // every lane has read rm before lane g = 0 of a row may write it below
         const bool rescale = __any_sync(0xffffffffu, up);
 #pragma unroll
         for (int jj = 0; jj < NT; jj++) {
@@ -433,11 +440,18 @@ template <int kN8, int kSW> struct Onepass {
     template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
     {
         if constexpr (NT > 0) {
-            float s[NT][4];
+            // The barrier sits outside the KS-templated halves so that both warps of the pair
+            // meet at one instruction (compute-sanitizer's synccheck requires it).
+            float acc[2][NT][4], s[NT][4];
             if (warp % 2)
-                scores<NT, 1>(tile, st, qfrag, s);
+                partial_scores<NT, 1>(st, qfrag, acc);
             else
-                scores<NT, 0>(tile, st, qfrag, s);
+                partial_scores<NT, 0>(st, qfrag, acc);
+            named_barrier(1 + warp / 2, 2 * kWarp);
+            if (warp % 2)
+                full_scores<NT, 1>(tile, st, acc, s);
+            else
+                full_scores<NT, 0>(tile, st, acc, s);
             softmax<NT>(s, st);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
