@@ -13,7 +13,7 @@ static const char usage_text[] =
     "       verifybench validate FILE...              parse and validate only\n"
     "       verifybench list-kernels [--all]          print the kernel registry\n"
     "       verifybench export --out DIR FILE...      write input bundles for scripts/triton_baseline.py\n"
-    "       verifybench report RESULTS.json [--baseline DUMP]  print a results file again\n"
+    "       verifybench report RESULTS.json [--baseline DUMP]...  print a results file again\n"
     "       verifybench compare OLD.json NEW.json [--threshold PCT]  is NEW slower, broken or different?\n"
     "\n"
     "Runs every registered speculative-decoding verify kernel on the scenarios in FILE...,\n"
@@ -27,8 +27,10 @@ static const char usage_text[] =
     "      --csv FILE         write the results as CSV\n"
     "      --markdown FILE    write the results as a markdown table\n"
     "      --format FMT       stdout format: table (default), markdown, csv or json\n"
-    "      --baseline DUMP    add the speedup table against a Triton baseline dump (with --format csv\n"
-    "                         or json only --speedup FILE gets it: stdout stays one document)\n"
+    "      --baseline DUMP    add the speedup table against a Triton baseline dump; repeatable (up to\n"
+    "                         8): one speedup column per dump, named by its implementation and\n"
+    "                         SGLang version (with --format csv or json only --speedup FILE gets\n"
+    "                         it: stdout stays one document)\n"
     "      --speedup FILE     with --baseline, also write the speedup table (.md markdown, .csv CSV)\n"
     "      --require-gpu      exit 3 unless a usable GPU is present\n"
     "      --no-gpu           skip the GPU stages even if a GPU is present\n"
@@ -118,7 +120,12 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     case OPT_JSON: cli->json_path = arg; return -1;
     case OPT_CSV: cli->csv_path = arg; return -1;
     case OPT_MD: cli->markdown_path = arg; return -1;
-    case OPT_BASELINE: cli->baseline_path = arg; return -1;
+    case OPT_BASELINE:
+        _Static_assert(VB_MAX_BASELINES == 8, "the message below says 8");
+        if (cli->n_baselines == VB_MAX_BASELINES)
+            return usage_error("too many --baseline dumps (at most 8 in one table)%s", "");
+        cli->baselines[cli->n_baselines++] = arg;
+        return -1;
     case OPT_SPEEDUP: cli->speedup_path = arg; return -1;
     case OPT_THRESHOLD:
         return parse_percent(arg, &cli->threshold) ? usage_error("--threshold wants a percentage 0 to 1000, got '%s'", arg)
@@ -220,7 +227,7 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
     if ((cli->command == VB_CMD_RUN || cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_EXPORT) &&
         !cli->n_files)
         return usage_error("no scenario files given (e.g. verifybench configs/*.json)%s", "");
-    if (cli->speedup_path && !cli->baseline_path)
+    if (cli->speedup_path && !cli->n_baselines)
         return usage_error("--speedup needs --baseline DUMP%s", "");
     if (cli->require_gpu && cli->no_gpu)
         return usage_error("--require-gpu and --no-gpu contradict each other%s", "");

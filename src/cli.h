@@ -16,6 +16,7 @@ typedef enum vb_command {
 typedef enum vb_format { VB_FMT_TABLE, VB_FMT_MARKDOWN, VB_FMT_CSV, VB_FMT_JSON } vb_format;
 
 #define VB_CLI_MAX 64
+#define VB_MAX_BASELINES 8 /* --baseline dumps in one table */
 
 typedef struct vb_cli {
     vb_command command;
@@ -25,7 +26,9 @@ typedef struct vb_cli {
     int n_kernels;
     const char *filters[VB_CLI_MAX];
     int n_filters;
-    const char *json_path, *csv_path, *markdown_path, *baseline_path, *speedup_path, *out_dir;
+    const char *json_path, *csv_path, *markdown_path, *speedup_path, *out_dir;
+    const char *baselines[VB_MAX_BASELINES]; /* --baseline, in order */
+    int n_baselines;
     vb_format format;
     int quiet, require_gpu, no_gpu, threads, all_kernels;
     int cpu_model;         /* -1 auto (only without a GPU), 0 off, 1 on */

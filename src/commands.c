@@ -58,14 +58,13 @@ int vb_cmd_validate(const vb_scenario_list *list, int bad_input)
 int vb_cmd_report(const vb_cli *cli)
 {
     vb_results r;
-    vb_baseline b = {0};
+    vb_baseline b[VB_MAX_BASELINES];
     char why[200];
     if (vb_results_read_json(cli->files[0], &r, why, sizeof why)) {
         fprintf(stderr, "%s: %s\n", cli->files[0], why);
         return VB_EXIT_INPUT;
     }
-    if (cli->baseline_path && vb_baseline_read(cli->baseline_path, &b, why, sizeof why)) {
-        fprintf(stderr, "%s: %s\n", cli->baseline_path, why);
+    if (vb_baselines_read(cli, b)) {
         vb_results_free(&r);
         return VB_EXIT_INPUT;
     }
@@ -77,9 +76,9 @@ int vb_cmd_report(const vb_cli *cli)
         rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &r) ? VB_EXIT_INPUT : 0;
     if (cli->json_path)
         rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &r) ? VB_EXIT_INPUT : 0;
-    if (cli->baseline_path)
-        rc |= vb_speedup_outputs(cli, &r, &b) ? VB_EXIT_INPUT : 0;
-    vb_baseline_free(&b);
+    if (cli->n_baselines)
+        rc |= vb_speedup_outputs(cli, &r, b, cli->n_baselines) ? VB_EXIT_INPUT : 0;
+    vb_baselines_free(b, cli->n_baselines);
     vb_results_free(&r);
     return rc;
 }

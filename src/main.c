@@ -36,7 +36,7 @@
 
 typedef struct run_ctx {
     const vb_cli *cli;
-    vb_baseline baseline;   /* --baseline, read before anything runs */
+    vb_baseline baselines[VB_MAX_BASELINES]; /* --baseline, read before anything runs */
     vb_results results;
     vb_gpu *gpu;
     const vb_kernel *kernels[64];
@@ -362,8 +362,8 @@ static int write_reports(const run_ctx *x)
         rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &x->results);
     if (cli->markdown_path)
         rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &x->results);
-    if (cli->baseline_path)
-        rc |= vb_speedup_outputs(cli, &x->results, &x->baseline);
+    if (cli->n_baselines)
+        rc |= vb_speedup_outputs(cli, &x->results, x->baselines, cli->n_baselines);
     return rc;
 }
 
@@ -388,13 +388,10 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
     x.total = list->count;
     vb_results_init(&x.results);
     stamp_results(&x.results);
-    char why[200];
     if (select_kernels(&x))
         return VB_EXIT_INPUT;
-    if (cli->baseline_path && vb_baseline_read(cli->baseline_path, &x.baseline, why, sizeof why)) {
-        fprintf(stderr, "%s: %s\n", cli->baseline_path, why);
+    if (vb_baselines_read(cli, x.baselines))
         return VB_EXIT_INPUT;
-    }
     if (cli->no_gpu)
         snprintf(x.results.gpu.skipped_reason, sizeof x.results.gpu.skipped_reason, "--no-gpu");
     else
@@ -405,7 +402,7 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
                   x.results.gpu.skipped_reason);
         if (cli->require_gpu) {
             vb_results_free(&x.results);
-            vb_baseline_free(&x.baseline);
+            vb_baselines_free(x.baselines, cli->n_baselines);
             return VB_EXIT_NO_GPU;
         }
     }
@@ -418,7 +415,7 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
         rc = VB_EXIT_INPUT;
     vb_gpu_close(x.gpu);
     vb_results_free(&x.results);
-    vb_baseline_free(&x.baseline);
+    vb_baselines_free(x.baselines, cli->n_baselines);
     return rc;
 }
 

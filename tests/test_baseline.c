@@ -110,22 +110,23 @@ static void test_speedups(void)
     add(&r, "s-second", "K5", 50.0, 300.0);  /* A: 8x eager, 1x graph */
     vb_speedup_row *rows;
     capture_begin();
-    int n = vb_speedup_rows(&r, &b, &rows);
+    int n = vb_speedup_rows(&r, &b, 1, &rows);
     char *msgs = capture_end();
     CHECK(n == 10);
     CHECK_MSG(strstr(msgs, "s-shape: shape key differs (dump K-other, run K2): not compared") != NULL, "%s", msgs);
-    CHECK(!strcmp(rows[0].kernel, "A") && fabs(rows[0].eager_speedup - 2.0) < 1e-12 &&
-          fabs(rows[0].graph_speedup - 2.0) < 1e-12);
-    CHECK(!strcmp(rows[1].kernel, "B") && fabs(rows[1].eager_speedup - 0.5) < 1e-12);
-    CHECK(!strcmp(rows[2].note, "shape differs") && isnan(rows[2].eager_speedup) && isnan(rows[2].base_eager_us));
-    CHECK(!strcmp(rows[4].note, "no baseline") && isnan(rows[4].graph_speedup));
-    CHECK(!strcmp(rows[6].note, "baseline wrong") && isnan(rows[6].eager_speedup));
-    CHECK(fabs(rows[8].eager_speedup - 8.0) < 1e-12 && fabs(rows[8].graph_speedup - 1.0) < 1e-12);
+    const vb_speedup_cell *c = &rows[0].base[0];
+    CHECK(!strcmp(rows[0].kernel, "A") && fabs(c->eager_speedup - 2.0) < 1e-12 && fabs(c->graph_speedup - 2.0) < 1e-12);
+    CHECK(!strcmp(rows[1].kernel, "B") && fabs(rows[1].base[0].eager_speedup - 0.5) < 1e-12);
+    CHECK(!strcmp(rows[2].base[0].note, "shape differs") && isnan(rows[2].base[0].eager_speedup) &&
+          isnan(rows[2].base[0].eager_us));
+    CHECK(!strcmp(rows[4].base[0].note, "no baseline") && isnan(rows[4].base[0].graph_speedup));
+    CHECK(!strcmp(rows[6].base[0].note, "baseline wrong") && isnan(rows[6].base[0].eager_speedup));
+    CHECK(fabs(rows[8].base[0].eager_speedup - 8.0) < 1e-12 && fabs(rows[8].base[0].graph_speedup - 1.0) < 1e-12);
     int count;
-    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 0, &count) - 4.0) < 1e-12 && count == 2); /* sqrt(2 * 8) */
-    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 1, &count) - sqrt(2.0)) < 1e-12 && count == 2);
-    CHECK(fabs(vb_speedup_geomean(rows, n, "B", 0, &count) - 1.0) < 1e-12); /* sqrt(0.5 * 2) */
-    CHECK(isnan(vb_speedup_geomean(rows, n, "C", 0, &count)) && count == 0);
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 0, 0, &count) - 4.0) < 1e-12 && count == 2); /* sqrt(2 * 8) */
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 0, 1, &count) - sqrt(2.0)) < 1e-12 && count == 2);
+    CHECK(fabs(vb_speedup_geomean(rows, n, "B", 0, 0, &count) - 1.0) < 1e-12); /* sqrt(0.5 * 2) */
+    CHECK(isnan(vb_speedup_geomean(rows, n, "C", 0, 0, &count)) && count == 0);
     free(rows);
     free(msgs);
 
@@ -133,20 +134,21 @@ static void test_speedups(void)
     size_t len;
     FILE *f = open_memstream(&buf, &len);
     capture_begin();
-    vb_speedup_print(f, VB_FMT_MARKDOWN, &r, &b);
+    vb_speedup_print(f, VB_FMT_MARKDOWN, &r, &b, 1);
     free(capture_end());
     fclose(f);
-    CHECK(strstr(buf, "| s-match | A | 50.0 | 100.0 | 2.000 | 40.0 | 80.0 | 2.000 |  |") != NULL);
-    CHECK(strstr(buf, "| **geomean** | A | | | **4.000** | | | **1.414** | 2 eager / 2 graph scenarios |") != NULL);
-    CHECK(strstr(buf, "| s-missing | A | 50.0 | - | - | 40.0 | - | - | no baseline |") != NULL);
+    CHECK(strstr(buf, "[1] builtin: kernel source not recorded; triton 3.6.0") != NULL); /* an older dump */
+    CHECK(strstr(buf, "| s-match | A | 50.0 | 40.0 | 100.0 | 2.000 | 80.0 | 2.000 | |") != NULL);
+    CHECK(strstr(buf, "| **geomean** | A | | | | **4.000** | | **1.414** | 2 eager / 2 graph scenarios |") != NULL);
+    CHECK(strstr(buf, "| s-missing | A | 50.0 | 40.0 | - | - | - | - | no baseline |") != NULL);
     free(buf);
     f = open_memstream(&buf, &len);
     capture_begin();
-    vb_speedup_print(f, VB_FMT_CSV, &r, &b);
+    vb_speedup_print(f, VB_FMT_CSV, &r, &b, 1);
     free(capture_end());
     fclose(f);
-    CHECK(!strncmp(buf, "scenario,kernel,eager_us,triton_eager_us,eager_speedup,", 55));
-    CHECK(strstr(buf, "geomean,B,,,1.000,,,") != NULL);
+    CHECK(!strncmp(buf, "scenario,kernel,eager_us,graph_us,builtin_eager_us,builtin_eager_speedup,", 73));
+    CHECK(strstr(buf, "\"geomean\",B,,,,1.000,,") != NULL);
     free(buf);
     vb_results_free(&r);
     vb_baseline_free(&b);
@@ -155,6 +157,75 @@ static void test_speedups(void)
     snprintf(path, sizeof path, "%s/tiny.json", data);
     CHECK(vb_baseline_read(path, &b, why, sizeof why) == -1 && strstr(why, "not a verifybench.triton_baseline/1 dump"));
     CHECK(vb_baseline_read("/nonexistent.json", &b, why, sizeof why) == -1 && !strcmp(why, "cannot open: No such file or directory"));
+}
+
+/* Two dumps in one table: a column group each, named by implementation and SGLang version,
+ * a geometric mean per kernel and dump, notes per dump; a second dump of the same version is
+ * told apart. */
+static void test_two_baselines(void)
+{
+    const char *data = getenv("VB_TEST_DATA") ? getenv("VB_TEST_DATA") : "tests/data";
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/baseline_fixture.json", data);
+    snprintf(p2, sizeof p2, "%s/baseline_sglang_fixture.json", data);
+    vb_cli cli;
+    memset(&cli, 0, sizeof cli);
+    cli.baselines[0] = p1, cli.baselines[1] = p2, cli.baselines[2] = p2;
+    cli.n_baselines = 3;
+    vb_baseline b[VB_MAX_BASELINES];
+    CHECK(vb_baselines_read(&cli, b) == 0);
+    CHECK(!strcmp(b[0].label, "builtin") && !strcmp(b[1].label, "SGLang 0.5.23") && !strcmp(b[2].label, "SGLang 0.5.23 #2"));
+    CHECK(!strcmp(b[1].kernel_module, "sglang.kernels.ops.attention.extend_attention") &&
+          !strncmp(b[1].kernel_sha256, "be3baffc80ef", 12));
+
+    vb_results r;
+    vb_results_init(&r);
+    add(&r, "s-match", "K1", 50.0, 40.0);
+    add(&r, "s-missing", "K3", 50.0, 40.0);
+    vb_speedup_row *rows;
+    capture_begin();
+    int n = vb_speedup_rows(&r, b, 2, &rows);
+    free(capture_end());
+    CHECK(n == 4);
+    CHECK(fabs(rows[0].base[0].graph_speedup - 2.0) < 1e-12 && fabs(rows[0].base[1].graph_speedup - 3.0) < 1e-12);
+    CHECK(!strcmp(rows[2].base[0].note, "no baseline") && !*rows[2].base[1].note &&
+          fabs(rows[2].base[1].eager_speedup - 0.5) < 1e-12);
+    int count;
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 1, 1, &count) - sqrt(3.0 * 0.5)) < 1e-12 && count == 2);
+    CHECK(fabs(vb_speedup_geomean(rows, n, "A", 0, 1, &count) - 2.0) < 1e-12 && count == 1);
+    free(rows);
+
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    capture_begin();
+    vb_speedup_print(f, VB_FMT_MARKDOWN, &r, b, 2);
+    free(capture_end());
+    fclose(f);
+    CHECK_MSG(strstr(buf, "- [2] SGLang 0.5.23: sglang.kernels.ops.attention.extend_attention, sha256 be3baffc80ef;") != NULL,
+              "%s", buf);
+    CHECK(strstr(buf, "| [1] graph speedup | [2] eager us |") != NULL);
+    CHECK(strstr(buf, "| s-missing | A | 50.0 | 40.0 | - | - | - | - | 25.0 | 0.500 | 20.0 | 0.500 | [1] no baseline |") != NULL);
+    CHECK(strstr(buf, "| **geomean** | A | | | | **2.000** | | **2.000** | | **1.225** | | **1.225** | "
+                      "[1] 1 eager / 1 graph scenarios; [2] 2 eager / 2 graph scenarios |") != NULL);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    capture_begin();
+    vb_speedup_print(f, VB_FMT_CSV, &r, b, 2);
+    free(capture_end());
+    fclose(f);
+    CHECK_MSG(strstr(buf, ",builtin_graph_speedup,sglang-0.5.23_eager_us,sglang-0.5.23_eager_speedup,") != NULL, "%s", buf);
+    free(buf);
+    vb_results_free(&r);
+    vb_baselines_free(b, 3);
+
+    /* A bad second dump: one line naming it, nothing kept. */
+    cli.baselines[1] = "/nonexistent-dump.json";
+    capture_begin();
+    CHECK(vb_baselines_read(&cli, b) == -1);
+    char *msg = capture_end();
+    CHECK_MSG(strstr(msg, "/nonexistent-dump.json: cannot open: No such file or directory") != NULL, "%s", msg);
+    free(msg);
 }
 
 /* The dump reader checks every timing value and names where it found a bad one. */
@@ -179,5 +250,6 @@ int main(void)
     test_strict_dump();
     test_bundle_round_trip();
     test_speedups();
+    test_two_baselines();
     TEST_MAIN_END();
 }

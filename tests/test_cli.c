@@ -149,6 +149,16 @@ int main(int argc, char **argv)
           csv_rows(out) == records);
     slurp("/tmp/vb_cli_sp.csv", out, sizeof out);
     CHECK(csv_rows(out) > 0);
+    /* --baseline repeats: a column group per dump, each named; the CSV stays rectangular. */
+    CHECK(vb("report /tmp/vb_cli.json --baseline baseline_fixture.json --baseline baseline_sglang_fixture.json "
+             "--speedup /tmp/vb_cli_sp2.csv") == 0 &&
+          strstr(out, "[1] builtin:") && strstr(out, "[2] SGLang 0.5.23: sglang.kernels.ops.attention.extend_attention"));
+    slurp("/tmp/vb_cli_sp2.csv", out, sizeof out);
+    CHECK(csv_rows(out) > 0 && strstr(out, ",sglang-0.5.23_graph_speedup,note\n"));
+    CHECK(vb("report /tmp/vb_cli.json --baseline baseline_fixture.json --baseline nonexistent.json") == 2 &&
+          strstr(err, "nonexistent.json: cannot open"));
+    CHECK(vb("report /tmp/vb_cli.json -q --baseline a --baseline a --baseline a --baseline a --baseline a --baseline a "
+             "--baseline a --baseline a --baseline a") == 2 && strstr(err, "too many --baseline dumps"));
     slurp("/tmp/vb_cli.csv", out, sizeof out);
     CHECK(csv_rows(out) == records);
     CHECK(csv_rows("a,b\n\"x,\"\"y\"\"\",2\n") == 1 && csv_rows("a,b\n1,2,3\n") == -1); /* the checker can fail */
