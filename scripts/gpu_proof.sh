@@ -10,7 +10,9 @@
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   configs          every shipped scenario: results.json and summary.md
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
-#                    (triton_baseline.json), and the speedup table (speedup.md, speedup.csv)
+#                    (triton_baseline.json) and, with SGLANG_WHEELS=DIR (scripts/sglang_wheels.sh),
+#                    SGLang's own kernel of every release there (triton_sglang-VERSION.json); the
+#                    speedup table against all of them (speedup.md, speedup.csv)
 #   tests            the meson test suites, on this machine too
 #   profile          Nsight Compute on one mla_onepass launch (bs 8 x 91k): OUTDIR/ncu-mla_onepass.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
@@ -25,6 +27,16 @@ bin=build-gpu/verifybench
 status=0
 
 note() { printf '%s\n' "$*" | tee -a "$out/proof.log"; }
+# Wheels into directory T without their dependencies (pip's --target; unzipped where pip is absent).
+install_wheels() {
+    t=$1
+    shift
+    if python3 -m pip --version >/dev/null 2>&1; then
+        python3 -m pip install --quiet --no-deps --no-index --target "$t" "$@"
+    else
+        for whl in "$@"; do python3 -m zipfile -e "$whl" "$t" || return 1; done
+    fi
+}
 stage() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 
 if stage build; then
@@ -97,15 +109,28 @@ if stage configs; then
     rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 if stage baseline; then
-    note "== Triton baseline on the same inputs"
+    note "== Triton baselines on the same inputs"
     rm -rf "$bundles"
     "$bin" export --out "$bundles" configs/*.json -q >"$out/export.txt" 2>&1 || { note "export failed"; status=1; }
     PYTHONUNBUFFERED=1 python3 scripts/triton_baseline.py "$bundles" --out "$out/triton_baseline.json" \
         >"$out/triton.txt" 2>&1
-    rc=$?; tail -5 "$out/triton.txt"; note "triton baseline: exit $rc"; [ $rc -eq 0 ] || status=1
-    "$bin" report "$out/results.json" --baseline "$out/triton_baseline.json" --speedup "$out/speedup.md" \
-        >"$out/report.txt" 2>&1 && "$bin" report "$out/results.json" --baseline "$out/triton_baseline.json" \
-        --speedup "$out/speedup.csv" >/dev/null 2>&1
+    rc=$?; tail -3 "$out/triton.txt"; note "triton baseline (builtin): exit $rc"; [ $rc -eq 0 ] || status=1
+    set -- --baseline "$out/triton_baseline.json"
+    # SGLang's own kernel, for every release scripts/sglang_wheels.sh fetched into $SGLANG_WHEELS.
+    for w in ${SGLANG_WHEELS:+"$SGLANG_WHEELS"/sglang-*}; do
+        v=${w##*/sglang-}
+        t=/tmp/verifybench-sglang-$v
+        rm -rf "$t"
+        install_wheels "$t" "$w"/*.whl "$SGLANG_WHEELS"/deps/*.whl >"$out/sglang-$v-install.txt" 2>&1 ||
+            { note "sglang $v: install failed"; tail -3 "$out/sglang-$v-install.txt"; status=1; continue; }
+        PYTHONPATH=$t PYTHONUNBUFFERED=1 python3 scripts/triton_baseline.py "$bundles" --impl sglang \
+            --out "$out/triton_sglang-$v.json" >"$out/triton-sglang-$v.txt" 2>&1
+        rc=$?; head -1 "$out/triton-sglang-$v.txt"; tail -2 "$out/triton-sglang-$v.txt"
+        note "triton baseline (SGLang $v): exit $rc"
+        if [ $rc -eq 0 ]; then set -- "$@" --baseline "$out/triton_sglang-$v.json"; else status=1; fi
+    done
+    "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.md" >"$out/report.txt" 2>&1 &&
+        "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.csv" >/dev/null 2>&1
     rc=$?; grep -A40 "speedup against" "$out/report.txt" | tail -40; note "speedup: exit $rc"; [ $rc -eq 0 ] || status=1
     rm -rf "$bundles"
 fi

@@ -11,20 +11,36 @@ dump that `verifybench --baseline` turns into speedup tables.
     verifybench export --out bundles configs/*.json
     scripts/triton_baseline.py bundles --out triton_baseline.json
 
---impl sglang calls SGLang's own extend_attention_fwd instead (when `sglang` is importable).
-Bundle loading needs numpy only; running needs torch and triton.
+--impl sglang calls SGLang's own extend_attention_fwd instead, found wherever the installed
+SGLang keeps it and called as SGLang's Triton backend calls it for MLA target-verify, with the
+arguments bound by name from its signature (find_sglang_kernel, sglang_arguments). Every dump
+records which kernel ran: the SGLang version and the sha256 of its source, or for the builtin
+the SGLang release whose kernel it re-implements (BUILTIN_MIRRORS).
+Bundle loading and the SGLang lookup need numpy at most; running needs torch and triton.
 """
 
 import argparse
 import datetime
+import hashlib
+import importlib
+import importlib.metadata
+import inspect
 import json
 import math
 import os
 import subprocess
 import sys
+import urllib.parse
 
 BUNDLE_SCHEMA = "verifybench.bundle/1"
 DUMP_SCHEMA = "verifybench.triton_baseline/1"
+# The SGLang release whose _fwd_kernel (extend_attention.py, the custom-mask path with
+# skip_prefix_custom_mask) build_kernel() re-implements: the last before 0.5.10 added the KV
+# cache's k_scale / v_scale to the kernel and its signature.
+BUILTIN_MIRRORS = "0.5.9"
+# Where SGLang keeps extend_attention_fwd, newest first: 0.5.16 moved it out of srt/.
+SGLANG_KERNEL_MODULES = ("sglang.kernels.ops.attention.extend_attention",
+                         "sglang.srt.layers.attention.triton_ops.extend_attention")
 NUMPY_DTYPES = {"bfloat16": "<u2", "float32": "<f4", "int32": "<i4", "int64": "<i8", "bool": "u1", "uint8": "u1"}
 
 
@@ -166,6 +182,104 @@ def build_kernel():
     return verify_extend_kernel
 
 
+# ---- SGLang's own kernel (no GPU needed to find and bind it) ------------------------------------
+
+def sha256_file(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def sglang_version():
+    """The installed SGLang's version: its distribution metadata, else sglang.version."""
+    try:
+        return importlib.metadata.version("sglang")
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            return importlib.import_module("sglang.version").__version__
+        except (ImportError, AttributeError):
+            return "unknown"
+
+
+def find_sglang_kernel():
+    """(extend_attention_fwd, module name, source file) from the installed SGLang, trying each
+    place SGLang has kept it. A module that exists but cannot be imported (a dependency of
+    SGLang's is missing) stops here with the dependency's name rather than trying the next."""
+    tried = []
+    for name in SGLANG_KERNEL_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and (name == e.name or name.startswith(e.name + ".")):
+                tried.append(f"{name}: absent")
+                continue
+            raise SystemExit(f"--impl sglang: importing {name} needs the module {e.name!r}, which is not installed "
+                             "(bring SGLang's dependencies as wheels: results/h200/README.md says how)")
+        fwd = getattr(module, "extend_attention_fwd", None)
+        if callable(fwd):
+            return fwd, name, module.__file__
+        tried.append(f"{name}: has no extend_attention_fwd")
+    raise SystemExit("--impl sglang: no extend_attention_fwd in the installed SGLang (" + "; ".join(tried) + ")")
+
+
+def sglang_arguments(fwd, t, draft, sm_scale):
+    """extend_attention_fwd's keyword arguments, bound by name from its signature, as SGLang's
+    Triton backend passes them in target-verify mode for MLA (TritonAttnBackend.forward_extend):
+    the draft tokens' own K and V as k_extend / v_extend; the whole latent cache as k_buffer and
+    its first d_v columns as v_buffer, read through kv_indices; the custom mask with is_causal
+    (the mask decides); max_len_extend = the draft tokens per request; k_scale = v_scale = 1.0
+    (a bf16 cache; 0.5.10+); page_size 1 (0.5.16+); no logit cap, window, sinks or score mod.
+    t holds the tensors by those names. A parameter without a default that is not known here
+    is an error naming it, so a future signature change fails loudly instead of binding wrong."""
+    known = dict(t, is_causal=True, max_len_extend=draft, sm_scale=sm_scale, k_scale=1.0, v_scale=1.0,
+                 page_size=1, logit_cap=0.0, sliding_window_size=-1, sinks=None, window_kv_offsets=None,
+                 xai_temperature_len=-1, skip_prefix_custom_mask=True)
+    params = inspect.signature(fwd).parameters
+    bound, missing = {}, []
+    for name, p in params.items():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if name in known:
+            bound[name] = known[name]
+        elif p.default is p.empty:
+            missing.append(name)
+    if missing:
+        raise TypeError(f"extend_attention_fwd wants {', '.join(missing)}, which this script does not fill")
+    for name in ("q_extend", "k_extend", "v_extend", "o_extend", "k_buffer", "v_buffer", "kv_indices",
+                 "custom_mask", "mask_indptr"):
+        if name not in bound:
+            raise TypeError(f"extend_attention_fwd has no parameter {name!r}: not the target-verify kernel this "
+                            "script knows")
+    return bound
+
+
+def compiled_resources(jit_fn):
+    """Registers, spilled bytes and shared memory of what a Triton JITFunction compiled so far,
+    as Triton's per-device cache holds them (best effort: None where this Triton keeps them
+    elsewhere). These explain time differences between two versions of one algorithm."""
+    try:
+        found = []
+        for cache in getattr(jit_fn, "device_caches", {}).values():
+            kernels = cache[0] if isinstance(cache, tuple) else cache
+            for k in kernels.values():
+                if hasattr(k, "_init_handles"):
+                    k._init_handles()
+                found.append({"n_regs": int(k.n_regs), "n_spills": int(k.n_spills),
+                              "shared_bytes": int(k.metadata.shared)})
+        return found or None
+    except Exception:  # noqa: BLE001 -- a diagnostic only; never fail a run over it
+        return None
+
+
+def kernel_identity(impl, fwd_module=None, fwd_file=None):
+    """What the dump says about the kernel that ran."""
+    if impl == "sglang":
+        return {"sglang_version": sglang_version(), "kernel_module": fwd_module,
+                "kernel_sha256": sha256_file(fwd_file)}
+    source = inspect.getsource(build_kernel)
+    return {"mirrors_sglang": BUILTIN_MIRRORS, "kernel_module": "scripts/triton_baseline.py:build_kernel",
+            "kernel_sha256": hashlib.sha256(source.encode()).hexdigest()}
+
+
 class Problem:
     """One bundle on the GPU, with the launch that SGLang's verify path makes for it."""
 
@@ -209,16 +323,17 @@ class Problem:
             # The kernel reads the mask as bytes: a bool tensor is viewed as uint8, not copied.
             self.mask_bytes = self.custom_mask.view(torch.uint8)
         else:
-            from sglang.srt.layers.attention.triton_ops.extend_attention import extend_attention_fwd
-
-            self.sglang_fwd = extend_attention_fwd
+            fwd, _, _ = find_sglang_kernel()
+            tensors = {"q_extend": self.q, "k_extend": self.k_extend.unsqueeze(1),
+                       "v_extend": self.v_extend.unsqueeze(1), "o_extend": self.o,
+                       "k_buffer": self.kv_buffer.unsqueeze(1), "v_buffer": self.kv_buffer[:, : self.d_v].unsqueeze(1),
+                       "qo_indptr": self.qo_indptr, "kv_indptr": self.kv_indptr, "kv_indices": self.kv_indices,
+                       "custom_mask": self.custom_mask, "mask_indptr": self.mask_indptr}
+            self.sglang_fwd, self.sglang_kwargs = fwd, sglang_arguments(fwd, tensors, self.draft, self.sm_scale)
 
     def launch(self):
         if self.impl == "sglang":
-            self.sglang_fwd(self.q, self.k_extend.unsqueeze(1), self.v_extend.unsqueeze(1), self.o,
-                            self.kv_buffer.unsqueeze(1), self.kv_buffer[:, : self.d_v].unsqueeze(1),
-                            self.qo_indptr, self.kv_indptr, self.kv_indices, self.custom_mask, True,
-                            self.mask_indptr, self.draft, self.sm_scale)
+            self.sglang_fwd(**self.sglang_kwargs)
             return
         grid = (self.batch, self.heads, (self.draft + self.block_m - 1) // self.block_m)
         self.kernel[grid](self.q, self.kv_buffer, self.k_extend, self.v_extend, self.o, self.kv_indptr,
@@ -301,6 +416,8 @@ def run_bundle(path, args, flush):
     entry["graph_correct"] = g_ok
     entry["graph"] = measure(graph.replay, timing["warmup"], iterations, args.max_time_ms, cold)
     entry["correct"] = ok and g_ok
+    jit = problem.kernel if args.impl == "builtin" else getattr(inspect.getmodule(problem.sglang_fwd), "_fwd_kernel", None)
+    entry["compiled"] = compiled_resources(jit)
     del graph, problem
     torch.cuda.empty_cache()
     return entry
@@ -331,12 +448,14 @@ def main():
     import triton
 
     if args.impl == "sglang":
-        try:
-            import sglang  # noqa: F401
-        except ImportError:
-            raise SystemExit("--impl sglang: the sglang package is not importable here")
+        _, module, path = find_sglang_kernel()
+        identity = kernel_identity("sglang", module, path)
+        print(f"SGLang {identity['sglang_version']}: {module} ({path}), sha256 {identity['kernel_sha256'][:12]}",
+              flush=True)
+    else:
+        identity = kernel_identity("builtin")
     bundles = [b for b in find_bundles(args.bundles)
-               if not args.filter or any(f in os.path.basename(b).replace("__", "/") for f in args.filter)]
+               if not args.filter or any(f in urllib.parse.unquote(os.path.basename(b)) for f in args.filter)]
     if not bundles:
         raise SystemExit("no bundles found")
     props = torch.cuda.get_device_properties(0)
@@ -353,7 +472,7 @@ def main():
     dump = {"schema": DUMP_SCHEMA, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "gpu": torch.cuda.get_device_name(0), "compute_capability": f"{cap[0]}.{cap[1]}",
             "driver": driver_version(), "cuda": torch.version.cuda, "torch": torch.__version__,
-            "triton": triton.__version__, "impl": args.impl, "entries": entries}
+            "triton": triton.__version__, "impl": args.impl, **identity, "entries": entries}
     with open(args.out, "w") as f:
         json.dump(dump, f, indent=1)
     print(f"{len(entries)} scenarios, {failures} wrong; dump written to {args.out}")
