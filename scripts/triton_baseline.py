@@ -324,6 +324,13 @@ class Problem:
             self.mask_bytes = self.custom_mask.view(torch.uint8)
         else:
             fwd, _, _ = find_sglang_kernel()
+            # Record SGLang's own launch choice where the release exposes it, not the builtin's.
+            sizes = getattr(inspect.getmodule(fwd), "_get_block_sizes_for_extend_attention", None)
+            try:
+                *_, self.block_m, self.block_n, self.num_warps = sizes(self.d_qk, self.d_v)
+            except (TypeError, ValueError):
+                self.block_m = self.block_n = self.num_warps = None
+            self.num_stages = None  # chosen inside extend_attention_fwd
             tensors = {"q_extend": self.q, "k_extend": self.k_extend.unsqueeze(1),
                        "v_extend": self.v_extend.unsqueeze(1), "o_extend": self.o,
                        "k_buffer": self.kv_buffer.unsqueeze(1), "v_buffer": self.kv_buffer[:, : self.d_v].unsqueeze(1),

@@ -78,6 +78,8 @@ static int parse_count(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+_Static_assert(VB_MAX_BASELINES == 8, "the too-many --baseline message says 8");
+
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "verifybench: ");
@@ -121,7 +123,6 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     case OPT_CSV: cli->csv_path = arg; return -1;
     case OPT_MD: cli->markdown_path = arg; return -1;
     case OPT_BASELINE:
-        _Static_assert(VB_MAX_BASELINES == 8, "the message below says 8");
         if (cli->n_baselines == VB_MAX_BASELINES)
             return usage_error("too many --baseline dumps (at most 8 in one table)%s", "");
         cli->baselines[cli->n_baselines++] = arg;
