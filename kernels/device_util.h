@@ -17,6 +17,9 @@ cudaError_t vb_dev_synth_bf16(uint16_t *dst, const uint32_t *bits, int64_t first
 cudaError_t vb_dev_read_probe(const void *buf, size_t n16, unsigned *sink, int sms, cudaStream_t stream);
 /* Register-only bf16 mma.sync m16n8k16 loop; returns the flops one launch performs. */
 cudaError_t vb_dev_mma_probe(float *sink, int sms, int iters, double *flops, cudaStream_t stream);
+/* bf16 wgmma m64n128k16 loop, operands in shared memory (wgmma_probe_sm90a.cu: sm_90a only,
+ * call it on a compute-capability 9.0 device); returns the flops one launch performs. */
+cudaError_t vb_dev_wgmma_probe(float *sink, int sms, int iters, double *flops, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,8 @@ python3 - "$out/targets.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ceil = d["ceilings"]
-print(f"read ceiling {ceil['read_gbps']:.0f} GB/s, mma ceiling {ceil['mma_bf16_tflops']:.0f} TFLOP/s")
+wg = f", wgmma ceiling {ceil['wgmma_bf16_tflops']:.0f} TFLOP/s" if ceil.get("wgmma_bf16_tflops") else ""
+print(f"read ceiling {ceil['read_gbps']:.0f} GB/s, mma ceiling {ceil['mma_bf16_tflops']:.0f} TFLOP/s{wg}")
 for s in d["scenarios"]:
   for r in s.get("records", []):
     h = (r.get("timing") or {}).get("hot") or {}

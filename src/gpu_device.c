@@ -68,12 +68,36 @@ static cudaError_t mma_probe_launch(void *ctx, cudaStream_t s)
     return vb_dev_mma_probe(a[0], (int)(uintptr_t)a[1], 4096, &flops, s);
 }
 
-/* The device's own ceilings, measured now: a streaming read of a buffer 16x the L2, and a
- * register-only bf16 mma.sync loop (the tensor-core rate a non-wgmma kernel can reach). */
+static cudaError_t wgmma_probe_launch(void *ctx, cudaStream_t s)
+{
+    void **a = ctx;
+    double flops;
+    return vb_dev_wgmma_probe(a[0], (int)(uintptr_t)a[1], 1024, &flops, s);
+}
+
+/* The tensor-core rate of one probe kernel (launch once to load it, then time it); 0 on error. */
+static double tensor_ceiling(vb_gpu *g, cudaError_t (*probe)(float *, int, int, double *, cudaStream_t), int iters,
+                             cudaError_t (*launch)(void *, cudaStream_t))
+{
+    const vb_timing_spec ts = {.warmup = 2, .iterations = 10, .min_samples = 10, .max_time_ms = 5000.0};
+    const vb_ceilings none = {0, 0, 0};
+    double flops = 0;
+    vb_timing t;
+    probe(g->sink, g->prop.multiProcessorCount, iters, &flops, g->stream);
+    void *args[2] = {g->sink, (void *)(uintptr_t)g->prop.multiProcessorCount};
+    if (CU(g, cudaStreamSynchronize(g->stream)) && !vb_gpu_measure(g, launch, args, &ts, 0, 0, flops, &none, &t))
+        return t.tflops;
+    return 0;
+}
+
+/* The device's own ceilings, measured now: a streaming read of a buffer 16x the L2, a
+ * register-only bf16 mma.sync loop (the tensor-core rate a non-wgmma kernel can reach) and, on
+ * compute capability 9.0, a bf16 wgmma loop with both operands in shared memory (the rate a
+ * Hopper kernel can reach; kernels/wgmma_probe_sm90a.cu). */
 static void measure_ceilings(vb_gpu *g, vb_gpu_info *info)
 {
     vb_timing_spec ts = {.warmup = 2, .iterations = 10, .min_samples = 10, .max_time_ms = 5000.0};
-    const vb_ceilings none = {0, 0};
+    const vb_ceilings none = {0, 0, 0};
     vb_timing t;
     size_t bytes = (size_t)g->prop.l2CacheSize * 16;
     void *buf = NULL;
@@ -83,11 +107,9 @@ static void measure_ceilings(vb_gpu *g, vb_gpu_info *info)
             g->ceil.read_gbps = info->read_gbps = t.gbps;
     }
     cudaFree(buf);
-    double flops = 0;
-    vb_dev_mma_probe(g->sink, g->prop.multiProcessorCount, 4096, &flops, g->stream);
-    void *args[2] = {g->sink, (void *)(uintptr_t)g->prop.multiProcessorCount};
-    if (CU(g, cudaStreamSynchronize(g->stream)) && !vb_gpu_measure(g, mma_probe_launch, args, &ts, 0, 0, flops, &none, &t))
-        g->ceil.mma_tflops = info->mma_tflops = t.tflops;
+    g->ceil.mma_tflops = info->mma_tflops = tensor_ceiling(g, vb_dev_mma_probe, 4096, mma_probe_launch);
+    if (g->prop.major == 9 && g->prop.minor == 0) /* the sm_90a image runs on 9.0 only */
+        g->ceil.wgmma_tflops = info->wgmma_tflops = tensor_ceiling(g, vb_dev_wgmma_probe, 1024, wgmma_probe_launch);
 }
 
 /* The driver release as the kernel module reports it: the first dotted number after

@@ -113,9 +113,14 @@ static void print_floor_ranges(FILE *f, const vb_results *r, const char *prefix)
 static void print_gpu_line(FILE *f, const vb_results *r)
 {
     if (r->gpu.present)
-        fprintf(f, "GPU: %s (sm_%d%d, %d SMs), driver %s, CUDA runtime %d.%d; measured read %.0f GB/s, mma bf16 %.0f TFLOP/s\n",
+    {
+        fprintf(f, "GPU: %s (sm_%d%d, %d SMs), driver %s, CUDA runtime %d.%d; measured read %.0f GB/s, mma bf16 %.0f TFLOP/s",
                 r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sms, r->gpu.driver,
                 r->gpu.runtime_version / 1000, r->gpu.runtime_version % 1000 / 10, r->gpu.read_gbps, r->gpu.mma_tflops);
+        if (r->gpu.wgmma_tflops > 0)
+            fprintf(f, ", wgmma bf16 %.0f TFLOP/s", r->gpu.wgmma_tflops);
+        fputc('\n', f);
+    }
     else
         fprintf(f, "GPU: none (%s): GPU stages skipped\n", r->gpu.skipped_reason);
 }
@@ -277,6 +282,7 @@ int vb_report_json(FILE *f, const vb_results *r)
     cJSON *c = cJSON_AddObjectToObject(root, "ceilings");
     add_num(c, "read_gbps", r->gpu.read_gbps, r->gpu.read_gbps > 0);
     add_num(c, "mma_bf16_tflops", r->gpu.mma_tflops, r->gpu.mma_tflops > 0);
+    add_num(c, "wgmma_bf16_tflops", r->gpu.wgmma_tflops, r->gpu.wgmma_tflops > 0);
     cJSON *sc = cJSON_AddArrayToObject(root, "scenarios");
     for (int s = 0; s < r->n_scenarios; s++)
         cJSON_AddItemToArray(sc, scenario_json(r, s));
@@ -426,6 +432,7 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "ceilings");
     r->gpu.read_gbps = jnum0(c, "read_gbps");
     r->gpu.mma_tflops = jnum0(c, "mma_bf16_tflops");
+    r->gpu.wgmma_tflops = jnum0(c, "wgmma_bf16_tflops"); /* absent before it was measured */
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scenarios");
     int rc = 0, si = 0;
     if (!cJSON_IsArray(sc)) {

@@ -82,6 +82,7 @@ typedef struct vb_gpu_info {
     char driver[32];        /* the NVIDIA driver release, e.g. 580.159.04 */
     int driver_version, runtime_version; /* CUDA driver API and runtime versions */
     double read_gbps, mma_tflops;   /* ceilings measured in this run; 0 if not */
+    double wgmma_tflops;            /* the sm_90a warpgroup-MMA ceiling; 0 off Hopper or if not measured */
 } vb_gpu_info;
 
 typedef struct vb_results {

@@ -16,7 +16,7 @@ static void fill(vb_results *r)
     r->cpus = 16;
     r->gpu.present = 1;
     snprintf(r->gpu.name, sizeof r->gpu.name, "NVIDIA H200");
-    r->gpu.cc_major = 9, r->gpu.sms = 132, r->gpu.read_gbps = 4400, r->gpu.mma_tflops = 640;
+    r->gpu.cc_major = 9, r->gpu.sms = 132, r->gpu.read_gbps = 4400, r->gpu.mma_tflops = 640, r->gpu.wgmma_tflops = 780;
     vb_scenario_info s;
     memset(&s, 0, sizeof s);
     snprintf(s.name, sizeof s.name, "bs8-200k");
@@ -52,7 +52,7 @@ static void test_json_round_trip(void)
     CHECK(vb_results_read_json(path, &back, why, sizeof why) == 0);
     CHECK(back.n_scenarios == 2 && back.n_records == 2);
     CHECK(!strcmp(back.commit, "abc123") && !strcmp(back.gpu.name, "NVIDIA H200") && back.gpu.cc_major == 9);
-    CHECK(back.gpu.read_gbps == 4400 && back.cpus == 16);
+    CHECK(back.gpu.read_gbps == 4400 && back.gpu.wgmma_tflops == 780 && back.cpus == 16);
     CHECK(!strcmp(back.scenarios[0].tree, "ddtree9") && back.scenarios[0].d_qk == 576 && back.scenarios[0].valid);
     CHECK(!back.scenarios[1].valid && !strcmp(back.scenarios[1].message, "batch: too big"));
     const vb_record *a = &back.records[0], *b = &back.records[1];
