@@ -108,6 +108,14 @@ def plot_speedups(plt, pts, dump, mode, out, title):
     save(plt, fig, title, out)
 
 
+def baseline_label(dump):
+    """What the speedup tables call a dump: the SGLang that ran, or the release the builtin mirrors."""
+    impl = dump.get("impl", "?")
+    if impl == "sglang":
+        return f"SGLang {dump.get('sglang_version', '(version not recorded)')}"
+    return f"{impl} (SGLang {dump['mirrors_sglang']})" if dump.get("mirrors_sglang") else impl
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results")
@@ -142,7 +150,7 @@ def main():
     written = ["time_vs_context.png"]
     if dump:
         plot_speedups(plt, pts, dump, a.mode, os.path.join(a.out, "speedup_vs_context.png"),
-                      f"speedup against Triton ({dump.get('impl', '?')}) ({tag})")
+                      f"speedup against Triton: {baseline_label(dump)} ({tag})")
         written.append("speedup_vs_context.png")
     print("wrote " + ", ".join(os.path.join(a.out, w) for w in written))
 

@@ -43,4 +43,10 @@ with tempfile.TemporaryDirectory() as d:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n", name
     p = subprocess.run([sys.executable, script, paths["bad.json"], "--out", out], capture_output=True, text=True)
     assert p.returncode != 0 and "not a verifybench.results/1 file" in p.stderr, p.stderr
-print("plot_results: 2 figures written, a foreign file refused")
+# The figure's title names the baseline the way the speedup tables do.
+sys.path.insert(0, os.path.dirname(script))
+import plot_results  # noqa: E402
+assert plot_results.baseline_label({"impl": "sglang", "sglang_version": "0.5.23"}) == "SGLang 0.5.23"
+assert plot_results.baseline_label({"impl": "builtin", "mirrors_sglang": "0.5.9"}) == "builtin (SGLang 0.5.9)"
+assert plot_results.baseline_label({"impl": "builtin"}) == "builtin"
+print("plot_results: 2 figures written, a foreign file refused, baselines named")
