@@ -4,6 +4,7 @@
 #include "fileutil.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -231,11 +232,9 @@ static void csv_tag(char *out, size_t n, const char *label)
 {
     size_t k = 0;
     for (const char *p = label; *p && k + 1 < n; p++) {
-        int ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.';
-        char c = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
-        ok |= *p >= 'A' && *p <= 'Z';
-        if (ok)
-            out[k++] = c;
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c) || c == '.')
+            out[k++] = (char)tolower(c);
         else if (k && out[k - 1] != '-')
             out[k++] = '-';
     }
