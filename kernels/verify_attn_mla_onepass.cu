@@ -229,6 +229,19 @@ template <int kN8, int kSW> struct Onepass {
         __syncthreads();
     }
 
+    // The values a warp of an S pair sends to the other, in one order for writer and reader:
+    // f(mh, jj, h, slot) with slot the value's float offset in the sender's xch area (lane 0).
+    template <int NT, class F> static __device__ __forceinline__ void for_each_exchanged(F f)
+    {
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    f(mh, jj, h, ((mh * NT + jj) * 2 + h) * kWarp);
+    }
+
     // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
     // 288) (KS = warp % 2); the half of it that belongs to the pair's other warp goes to
     // shared memory (xch). After the pair's barrier, full_scores adds the other warp's half, so
@@ -275,14 +288,8 @@ template <int kN8, int kSW> struct Onepass {
             }
         }
         // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNt * kWarp;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    mine[((mh * NT + jj) * 2 + h) * kWarp + lane] = acc[mh][jj][2 * h + (KS ^ 1)];
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNt * kWarp + lane;
+        for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
     // This warp's rows of Sᵀ (after the pair's barrier): s[jj][2·mh + h] is key 16·mh + 8·h + g,
@@ -291,15 +298,11 @@ template <int kN8, int kSW> struct Onepass {
     template <int NT, int KS>
     __device__ void full_scores(int tile, int st, const float (&acc)[2][NT][4], float (&s)[NT][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNt * kWarp;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNt * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[((mh * NT + jj) * 2 + h) * kWarp + lane]) * scale;
+        for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
+            s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
+        });
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
         if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
