@@ -283,7 +283,7 @@ def kernel_identity(impl, fwd_module=None, fwd_file=None):
 class Problem:
     """One bundle on the GPU, with the launch that SGLang's verify path makes for it."""
 
-    def __init__(self, manifest, arrays, impl):
+    def __init__(self, manifest, arrays, impl, sglang_fwd=None):
         import torch
 
         self.manifest, self.impl = manifest, impl
@@ -323,7 +323,7 @@ class Problem:
             # The kernel reads the mask as bytes: a bool tensor is viewed as uint8, not copied.
             self.mask_bytes = self.custom_mask.view(torch.uint8)
         else:
-            fwd, _, _ = find_sglang_kernel()
+            fwd = sglang_fwd
             # Record SGLang's own launch choice where the release exposes it, not the builtin's.
             sizes = getattr(inspect.getmodule(fwd), "_get_block_sizes_for_extend_attention", None)
             try:
@@ -394,13 +394,13 @@ def measure(run, warmup, iterations, max_time_ms, flush=None):
             "p90_us": 1e3 * ms[(n - 1) - (n - 1) // 10]}
 
 
-def run_bundle(path, args, flush):
+def run_bundle(path, args, flush, sglang_fwd=None):
     import torch
 
     manifest, arrays = load_bundle(path)
     tol, timing = manifest["tolerance"], manifest["timing"]
     iterations = args.iterations or timing["iterations"]
-    problem = Problem(manifest, arrays, args.impl)
+    problem = Problem(manifest, arrays, args.impl, sglang_fwd)
     entry = {"scenario": manifest["scenario"], "shape_key": manifest["shape"]["shape_key"], "impl": args.impl,
              "block_m": problem.block_m, "block_n": problem.block_n, "num_warps": problem.num_warps,
              "num_stages": problem.num_stages}
@@ -454,10 +454,11 @@ def main():
     import torch
     import triton
 
+    sglang_fwd = None
     if args.impl == "sglang":
-        _, module, path = find_sglang_kernel()
-        identity = kernel_identity("sglang", module, path)
-        print(f"SGLang {identity['sglang_version']}: {module} ({path}), sha256 {identity['kernel_sha256'][:12]}",
+        sglang_fwd, module, source = find_sglang_kernel()
+        identity = kernel_identity("sglang", module, source)
+        print(f"SGLang {identity['sglang_version']}: {module} ({source}), sha256 {identity['kernel_sha256'][:12]}",
               flush=True)
     else:
         identity = kernel_identity("builtin")
@@ -469,7 +470,7 @@ def main():
     flush = torch.empty(2 * max(getattr(props, "L2_cache_size", 0), 64 << 20), dtype=torch.uint8, device="cuda")
     entries, failures = [], 0
     for i, path in enumerate(bundles):
-        entry = run_bundle(path, args, flush)
+        entry = run_bundle(path, args, flush, sglang_fwd)
         entries.append(entry)
         failures += not entry["correct"]
         print(f"[{i + 1}/{len(bundles)}] {entry['scenario']}: {'ok' if entry['correct'] else 'WRONG'} "

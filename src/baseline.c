@@ -346,11 +346,32 @@ static void join_notes(char *out, size_t n, const vb_speedup_row *x, int nb)
     }
 }
 
+/* One kernel's geometric-mean line: a pair of means per baseline, the counts as the note. */
+static void print_geomeans(FILE *f, vb_format fmt, const vb_speedup_row *rows, int n, const char *kernel, int nb)
+{
+    const int md = fmt == VB_FMT_MARKDOWN;
+    char c[VB_MAX_BASELINES][4][32] = {{{0}}}, note[256] = "";
+    size_t k = 0;
+    for (int q = 0; q < nb; q++) {
+        int ce, cg;
+        char a[24], g[24], tag[16] = "";
+        cell(a, sizeof a, vb_speedup_geomean(rows, n, kernel, q, 0, &ce), "%.3f");
+        cell(g, sizeof g, vb_speedup_geomean(rows, n, kernel, q, 1, &cg), "%.3f");
+        snprintf(c[q][1], 32, md ? "**%s**" : "%s", a), snprintf(c[q][3], 32, md ? "**%s**" : "%s", g);
+        if (nb > 1)
+            snprintf(tag, sizeof tag, "[%d] ", q + 1);
+        if (k < sizeof note)
+            k += (size_t)snprintf(note + k, sizeof note - k, "%s%s%d eager / %d graph scenarios", k ? "; " : "", tag,
+                                  ce, cg);
+    }
+    const char *times[2] = {"", ""};
+    print_line(f, fmt, md ? "**geomean**" : "geomean", kernel, times, (const char (*)[4][32])c, nb, note);
+}
+
 void vb_speedup_print(FILE *f, vb_format fmt, const vb_results *r, const vb_baseline *b, int nb)
 {
     vb_speedup_row *rows;
     int n = vb_speedup_rows(r, b, nb, &rows);
-    const int md = fmt == VB_FMT_MARKDOWN;
     print_header(f, fmt, b, nb);
     for (int i = 0; i < n; i++) {
         const vb_speedup_row *x = &rows[i];
@@ -364,33 +385,13 @@ void vb_speedup_print(FILE *f, vb_format fmt, const vb_results *r, const vb_base
         const char *times[2] = {t[0], t[1]};
         print_line(f, fmt, r->scenarios[x->scenario].name, x->kernel, times, (const char (*)[4][32])c, nb, note);
     }
-    /* Geometric means, one line per kernel (in first-seen order), a pair per baseline. */
+    /* Geometric means, one line per kernel, in first-seen order. */
     for (int i = 0; i < n; i++) {
         int seen = 0;
         for (int j = 0; j < i; j++)
             seen |= !strcmp(rows[j].kernel, rows[i].kernel);
-        if (seen)
-            continue;
-        char c[VB_MAX_BASELINES][4][32], note[256] = "", kernel[64];
-        size_t k = 0;
-        for (int q = 0; q < nb; q++) {
-            int ce, cg;
-            double ge = vb_speedup_geomean(rows, n, rows[i].kernel, q, 0, &ce);
-            double gg = vb_speedup_geomean(rows, n, rows[i].kernel, q, 1, &cg);
-            char a[24], g[24];
-            cell(a, sizeof a, ge, "%.3f"), cell(g, sizeof g, gg, "%.3f");
-            snprintf(c[q][0], 32, "%s", ""), snprintf(c[q][2], 32, "%s", "");
-            snprintf(c[q][1], 32, md ? "**%s**" : "%s", a), snprintf(c[q][3], 32, md ? "**%s**" : "%s", g);
-            char tag[16] = "";
-            if (nb > 1)
-                snprintf(tag, sizeof tag, "[%d] ", q + 1);
-            if (k < sizeof note)
-                k += (size_t)snprintf(note + k, sizeof note - k, "%s%s%d eager / %d graph scenarios", k ? "; " : "",
-                                      tag, ce, cg);
-        }
-        snprintf(kernel, sizeof kernel, "%s", rows[i].kernel);
-        const char *times[2] = {"", ""};
-        print_line(f, fmt, md ? "**geomean**" : "geomean", kernel, times, (const char (*)[4][32])c, nb, note);
+        if (!seen)
+            print_geomeans(f, fmt, rows, n, rows[i].kernel, nb);
     }
     free(rows);
 }
