@@ -215,6 +215,17 @@ template <int kKeys, int kThreads> struct Schedule {
     }
 };
 
+// The grid of a scheduled launch: one CTA per SM of the current device (0 when none answers).
+inline int device_sm_count()
+{
+    static int sms = 0;
+    int dev = 0;
+    if (!sms && (cudaGetDevice(&dev) != cudaSuccess ||
+                 cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
+        sms = 0;
+    return sms;
+}
+
 // The combine launch: one block of 128 threads per q row (grid-strided), merging the
 // partials of rows whose unit was cut. Rows of uncut units were written by the main launch.
 template <int kDv>

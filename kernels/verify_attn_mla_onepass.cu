@@ -620,22 +620,12 @@ void choose_rows(int64_t max_rows, int &n8, int &tiles)
         n8 = 1;
 }
 
-int device_sms()
-{
-    static int sms = 0;
-    int dev = 0;
-    if (!sms && (cudaGetDevice(&dev) != cudaSuccess ||
-                 cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
-        sms = 0;
-    return sms;
-}
-
 SchedConfig config_for(const vb_verify_params &lim)
 {
     SchedConfig c;
     int n8 = 1, tiles = 1;
     choose_rows((int64_t)lim.max_draft * lim.heads, n8, tiles);
-    c.grid = device_sms() > 0 ? device_sms() : 1;
+    c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
     c.rows = 8 * n8;
     c.row_tiles = tiles;
     c.c0 = kC0;

@@ -1,0 +1,101 @@
+// The sm_90a instructions the Hopper kernels are built from, one wrapper each: mbarriers (and
+// cp.async completing on them), the generic-to-async proxy fence, wgmma's fence / commit /
+// wait, setmaxnreg, stmatrix, and a named barrier that also ORs a predicate. Shared-memory
+// operands are 32-bit shared addresses (smem_u32 in ptx_sm80.cuh). The wgmma instructions
+// themselves are in wgmma_sm90a.cuh.
+#pragma once
+
+#include <cstdint>
+
+namespace vb {
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes mbarrier inits visible before other threads use the barriers (with a block barrier).
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Waits until the phase of the given parity has completed. A fresh barrier is in phase 0, so
+// waiting on parity 1 returns at once: producers start there on "empty" barriers.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+// The barrier's phase counts this thread's earlier cp.async copies as one arrival when they
+// have landed (the barrier's expected count includes it: .noinc).
+__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory accesses (st.shared, stmatrix, cp.async
+// data it has observed) before its later async-proxy ones (wgmma operand reads).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most kPending committed wgmma groups of this warp are still in flight.
+template <int kPending> __device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Keeps the compiler from moving reads or writes of an accumulator across a wgmma wait.
+__device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+
+template <int kRegs> __device__ __forceinline__ void setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs> __device__ __forceinline__ void setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// Four (two) 8x8 bf16 matrices from fragment order to shared memory, transposed: lane l gives
+// the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void stsm_x4_t(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+__device__ __forceinline__ void stsm_x2_t(unsigned addr, unsigned r0, unsigned r1)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1)
+                 : "memory");
+}
+
+// Named barrier `id` over `threads` threads that returns whether any of them passed true.
+__device__ __forceinline__ bool barrier_or(int id, int threads, bool pred)
+{
+    unsigned out;
+    asm volatile("{\n.reg .pred q, r;\nsetp.ne.u32 q, %1, 0;\nbar.red.or.pred r, %2, %3, q;\nselp.u32 %0, 1, 0, r;\n}\n"
+                 : "=r"(out)
+                 : "r"((unsigned)pred), "r"(id), "r"(threads)
+                 : "memory");
+    return out != 0;
+}
+
+// Shared-memory matrix descriptor for a 128-byte-swizzled operand: start address, leading
+// byte offset (K-major: unused; M/N-major: next 64 elements along M/N) and stride byte offset
+// (the next 8 rows: 1024 B in every layout here). Atoms must be 1024-byte aligned.
+__device__ __forceinline__ uint64_t sw128_desc(unsigned addr, unsigned lead_bytes, unsigned stride_bytes)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lead_bytes >> 4) << 16 |
+           (uint64_t)(stride_bytes >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+} // namespace vb

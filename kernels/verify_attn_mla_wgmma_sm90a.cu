@@ -1,0 +1,653 @@
+// mla_wgmma: the Hopper verify kernel. Same work split as mla_onepass (one CTA holds every
+// row of a request against a slice of its KV; mla_schedule.cuh cuts the batch on the device
+// and merges cut units), but built on warpgroup MMAs (wgmma, sm_90a), a producer warpgroup
+// that gathers KV rows while the MMAs run, and 220 KB of shared memory. Built for sm_90a
+// only (meson.build); the registry reports it unsupported on any other GPU.
+//
+// Layout (72 rows = 9 draft tokens × 8 heads; a unit is up to 72 rows of a request):
+// - Keys on the MMA's M side, rows on N, as in mla_onepass: Sᵀ = K·Qᵀ (M = 64 keys of a tile,
+//   N = rows, K = 576 dims) and Oᵀ = Vᵀ·Pᵀ (M = 64 value dims per MMA, N = 72 rows, K = 64
+//   keys). 72 rows cost 72 columns; rows on M would pad them to 128.
+// - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
+//   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
+//   [64 keys] (9 KB, two buffers), and the KV as a ring of 14 k-blocks of [64 keys][64 dims]
+//   (8 KB each). A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of
+//   Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's value dims
+//   64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit beside q.
+// - Warpgroup 0 produces: each of its threads copies one half of one key row of every tile
+//   (four 16-byte cp.async per k-block, swizzled), looking the key's slot up itself; every
+//   ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
+//   an "empty" one (one arrival per consumer warp). A page-size-1 row is 1152 contiguous
+//   bytes whose 16-byte chunks land at swizzled addresses, so bulk copies (which move
+//   contiguous bytes) cannot fill this layout.
+// - Warpgroups 1 and 2 consume. Sᵀ is split by rows: warpgroup 1 computes rows 0-39 (n40),
+//   warpgroup 2 rows 40-71 (n32), each for all 64 keys, so each owns its rows' softmax (the
+//   keys of a row span its 4 warps). Oᵀ is split by value dims: warpgroup 1 holds dims
+//   0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32 accumulators a thread).
+//   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, then
+//   issue Oᵀ's MMAs and, behind them, the next tile's Sᵀ, so the tensor cores have queued
+//   work while a warpgroup waits for copies.
+// - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
+//   only when a score passes it by 2^8; the warpgroup votes with bar.red.or, and only then
+//   reduces maxima across its warps and rescales). Each thread keeps its share of its rows'
+//   sums, reduced once per piece.
+// - Ring order: tile t's block j may reuse the slot of tile t-1's block j+5 (14 slots), so a
+//   warpgroup releases the blocks it only reads in Sᵀ as soon as Sᵀ is done, and the blocks
+//   of its own value dims after its Oᵀ MMAs; the next tile's Sᵀ is issued in two parts around
+//   that release, which keeps the order deadlock-free.
+// - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
+//   caller does not promise prefix_visible) read it, straight from global memory.
+#include <cstdio>
+
+#include "mla_schedule.cuh"
+#include "ptx_sm80.cuh"
+#include "ptx_sm90a.cuh"
+#include "wgmma_sm90a.cuh"
+
+namespace {
+
+using namespace vb;
+
+constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
+constexpr int kDqk = 576, kDv = 512;
+constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
+constexpr int kRows = 72;                       // rows per unit: the N of Oᵀ
+constexpr int kRing = 14;                       // KV ring, in k-blocks
+constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
+constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
+constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
+constexpr int kProducerRegs = 40, kConsumerRegs = 232; // 128·40 + 256·232 ≤ 64K
+constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
+constexpr float kLazy = 8.f;
+constexpr int kC0 = 1, kMinSpan = 1;            // schedule: piece overhead and smallest span, in tiles
+
+// Barrier ids (0 is __syncthreads): both consumer warpgroups; each consumer warpgroup; the
+// producer warpgroup; each consumer warpgroup's max vote.
+constexpr int kBarConsumers = 1, kBarWg = 2, kBarProducer = 4, kBarVote = 5;
+
+// Consumer warpgroup k: Sᵀ rows [k·kSplitRow, ...) (40 and 32 of them), Oᵀ dims [256k, 256k + 256).
+constexpr int kSplitRow = 40;
+
+// Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
+struct Smem {
+    static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes;         // [2][72 rows][128 B] Pᵀ
+    static constexpr int kv = p + 2 * kQBlockBytes;              // [kRing][64 keys][128 B]
+    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty
+    static constexpr int rm = bars + (2 * kRing + 2) * 8;        // [72] reference max of each row
+    static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
+    static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
+    static constexpr int moved = corr + 2 * kRows * 4;           // [2][2] int: a warpgroup's rows moved
+    static constexpr int red = moved + 16;                       // [2][4 warps][40] cross-warp reductions
+    static constexpr int bytes = red + 2 * 4 * 40 * 4;
+    static constexpr int alloc = bytes + 1024;                   // room to align the base
+};
+static_assert(Smem::alloc <= 227 * 1024, "sm_90's 227 KB per block");
+static_assert(Smem::p % 1024 == 0 && Smem::kv % 1024 == 0, "swizzle atoms are 1024-byte aligned");
+
+using Sched = Schedule<kKeys, kThreads>;
+
+// What a warpgroup knows about its current piece (written by its first thread).
+struct PieceState {
+    Request rq;
+    Piece pc;
+    int64_t keys;
+    int row0, nrows;
+    bool more;
+};
+
+struct Barriers {
+    unsigned base;
+    __device__ unsigned full(int s) const { return base + 8 * s; }
+    __device__ unsigned empty(int s) const { return base + 8 * (kRing + s); }
+    __device__ unsigned qfull() const { return base + 8 * (2 * kRing); }
+    __device__ unsigned qempty() const { return base + 8 * (2 * kRing + 1); }
+};
+
+// The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
+__device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched &sched, PieceState &ps,
+                           bool &going, int bar)
+{
+    if (threadIdx.x % 128 == 0) {
+        if (going && (going = sched.next(p, c, ps.pc))) {
+            ps.rq = sched.req;
+            ps.keys = ps.rq.P + ps.rq.T;
+            ps.row0 = ps.pc.rt * kRows;
+            ps.nrows = (int)min((int64_t)kRows, ps.rq.T * p.heads - ps.row0);
+        }
+        ps.more = going;
+    }
+    named_barrier(bar, 128);
+    return ps.more;
+}
+
+__device__ int64_t key_slot(const vb_verify_params &p, const PieceState &ps, int64_t j)
+{
+    if (j >= ps.keys)
+        return 0;
+    return j < ps.rq.P ? load_index(p.kv_indices, p.kv_indices_width, ps.rq.kv0 + j)
+                       : load_index(p.out_cache_loc, p.out_cache_loc_width, ps.rq.q0 + j - ps.rq.P);
+}
+
+// ---- producer warpgroup ----------------------------------------------------------------------
+
+// Thread i copies chunks 4·(i % 2) .. 4·(i % 2) + 3 of key i / 2 of every k-block of every
+// tile, then the piece's q after its first tile (so the first KV bytes are in flight while
+// the consumers still read the previous piece's q).
+__device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+                        PieceState &ps, bool going)
+{
+    const Barriers bar{smem_u32(sm + Smem::bars)};
+    const int tid = threadIdx.x, key = tid / 2, half = tid % 2;
+    const unsigned kv = smem_u32(sm + Smem::kv), qs = smem_u32(sm + Smem::q);
+    uint32_t blk = 0, pieces = 0;
+    while (next_piece(p, c, sched, ps, going, kBarProducer)) {
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
+        for (int tile = lo; tile < hi; tile++) {
+            const int64_t j = (int64_t)tile * kKeys + key;
+            const bool valid = j < ps.keys;
+            const char *src = reinterpret_cast<const char *>(p.kv_buffer + key_slot(p, ps, j) * p.stride_kv_slot);
+            for (int b = 0; b < kBlocks; b++, blk++) {
+                const int s = blk % kRing;
+                mbar_wait(bar.empty(s), ((blk / kRing) & 1) ^ 1);
+                const unsigned dst = kv + s * kBlockBytes + key * 128;
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int ch = 4 * half + i;
+                    cp_async16(dst + 16 * (ch ^ (key & 7)), src + 128 * b + 16 * ch, valid);
+                }
+                cp_async_mbar_arrive(bar.full(s));
+            }
+            if (tile == lo) {
+                mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
+                for (int i = tid; i < kRows * kBlocks * 8; i += 128) {
+                    const int r = i / (kBlocks * 8), b = (i / 8) % kBlocks, ch = i % 8;
+                    const int lr = ps.row0 + min(r, ps.nrows - 1); // rows past the unit repeat its last
+                    const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head;
+                    cp_async16(qs + b * kQBlockBytes + r * 128 + 16 * (ch ^ (r & 7)), q + 64 * b + 8 * ch, true);
+                }
+                cp_async_mbar_arrive(bar.qfull());
+                pieces++;
+            }
+        }
+        named_barrier(kBarProducer, 128); // ps is rewritten by the next walk step
+    }
+}
+
+// ---- consumer warpgroups ---------------------------------------------------------------------
+
+template <int kN8> struct Consumer {
+    static constexpr int kN = 8 * kN8; // Sᵀ rows of this warpgroup
+
+    const vb_verify_params &p;
+    unsigned char *sm;
+    const PieceState &ps;
+    const Barriers bar;
+    const int wg, rb, warp, lane, g, t; // wg 0/1, rb its first Sᵀ row, warp 0..3 in the warpgroup
+
+    float o[4][kRows / 2]; // Oᵀ: dims 256·wg + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
+    float l[kN8][2];       // this thread's share of the sums of rows 8j + 2t + e
+    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows rb + 8j + 2t (+1)
+
+    __device__ Consumer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int wg_)
+        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, wg(wg_), rb(wg_ * kSplitRow),
+          warp((threadIdx.x / kWarp) % 4), lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
+    {
+    }
+
+    __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
+    __device__ void release(uint32_t blk) const
+    {
+        if (lane == 0)
+            mbar_arrive(bar.empty(blk % kRing));
+    }
+
+    // Sᵀ's k-blocks [B0, B1) of the tile starting at ring position blk, one commit group each.
+    // Unrolled, so that ptxas can count the groups a later wgmma_wait<N> leaves in flight.
+    template <int B0, int B1> __device__ void issue_scores(uint32_t blk)
+    {
+        const unsigned q = smem_u32(sm + Smem::q) + rb * 128;
+#pragma unroll
+        for (int b = B0; b < B1; b++) {
+            mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
+            fence_proxy_async(); // the copies landed through the generic proxy; wgmma reads async
+            wgmma_fence();
+            const unsigned a = kv_block(blk + b);
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
+                const uint64_t db = sw128_desc(q + b * kQBlockBytes + 32 * ks, 16, 1024);
+                if constexpr (kN8 == 5)
+                    wgmma_m64n40k16(s, da, db, b | ks);
+                else
+                    wgmma_m64n32k16(s, da, db, b | ks);
+            }
+            wgmma_commit();
+        }
+    }
+
+    // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks, one group.
+    __device__ void issue_values(uint32_t blk, int buf)
+    {
+        const unsigned pt = smem_u32(sm + Smem::p) + buf * kQBlockBytes;
+        wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const unsigned a = kv_block(blk + 4 * wg + i);
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++)
+                wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
+                                   sw128_desc(pt + 32 * ks, 16, 1024), 1);
+        }
+        wgmma_commit();
+    }
+
+    __device__ int row_token(int n) const { return (ps.row0 + min(n, ps.nrows - 1)) / p.heads; }
+
+    // Scores to the log2 domain, hidden keys to -inf.
+    __device__ void scale_and_mask(int tile)
+    {
+        const float scale = p.sm_scale * kLog2e;
+        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys, P = ps.rq.P;
+        const bool mask = !p.prefix_visible || k0 + kKeys > P;
+#pragma unroll
+        for (int i = 0; i < kN8 * 4; i++)
+            s[i] *= scale;
+        if (!mask && k0 + kKeys <= keys)
+            return;
+        const uint8_t *mk = p.custom_mask + ps.rq.mask0;
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t key = k0 + 16 * warp + g + 8 * (e / 2);
+                const int n = rb + 8 * j + 2 * t + e % 2;
+                bool vis = key < keys;
+                if (vis && mask && (key >= P || !p.prefix_visible))
+                    vis = mk[(int64_t)row_token(n) * keys + key] != 0;
+                if (!vis)
+                    s[4 * j + e] = -CUDART_INF_F;
+            }
+    }
+
+    // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into buffer buf.
+    __device__ void softmax(int buf)
+    {
+        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
+        float *corr = reinterpret_cast<float *>(sm + Smem::corr) + buf * kRows;
+        float *red = reinterpret_cast<float *>(sm + Smem::red) + wg * 4 * 40;
+        int *moved = reinterpret_cast<int *>(sm + Smem::moved) + 2 * buf;
+        float m[kN8][2];
+        bool up = false;
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                m[j][e] = rm[rb + 8 * j + 2 * t + e];
+                up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
+            }
+        const bool rescale = barrier_or(kBarVote + wg, 128, up); // also: every thread has read rm
+        if (rescale) {
+#pragma unroll
+            for (int j = 0; j < kN8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    float mx = fmaxf(s[4 * j + e], s[4 * j + 2 + e]);
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+                    if (g == 0)
+                        red[warp * 40 + 8 * j + 2 * t + e] = mx;
+                }
+            named_barrier(kBarWg + wg, 128);
+#pragma unroll
+            for (int j = 0; j < kN8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int n = 8 * j + 2 * t + e;
+                    const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
+                    const float mnew = fmaxf(m[j][e], mx);
+                    const float c = mnew == m[j][e] ? 1.f : exp2f(m[j][e] - mnew); // 0 when m was -inf
+                    l[j][e] *= c;
+                    m[j][e] = mnew;
+                    if (warp == 0 && g == 0) {
+                        rm[rb + n] = mnew;
+                        corr[rb + n] = c;
+                    }
+                }
+        }
+        if (threadIdx.x % 128 == 0)
+            moved[wg] = rescale;
+        // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
+        const unsigned pt = smem_u32(sm + Smem::p) + buf * kQBlockBytes;
+        unsigned pk[kN8][2];
+#pragma unroll
+        for (int j = 0; j < kN8; j++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
+                s[4 * j + e] = exp2f(s[4 * j + e] - mu);
+            }
+            l[j][0] += s[4 * j] + s[4 * j + 2];
+            l[j][1] += s[4 * j + 1] + s[4 * j + 3];
+            pk[j][0] = pack_bf16(s[4 * j], s[4 * j + 1]);
+            pk[j][1] = pack_bf16(s[4 * j + 2], s[4 * j + 3]);
+        }
+        // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
+        // rb + 8j .. +7. Lane l addresses row l % 8 of matrix l / 8 of its group of four.
+        const int r8 = lane % 8, mi = lane / 8;
+#pragma unroll
+        for (int x = 0; x < kN8 / 2; x++) {
+            const int j = 2 * x + mi / 2, h = mi % 2;
+            const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
+            stsm_x4_t(addr, pk[2 * x][0], pk[2 * x][1], pk[2 * x + 1][0], pk[2 * x + 1][1]);
+        }
+        if constexpr (kN8 % 2) {
+            const int j = kN8 - 1, h = mi % 2;
+            const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
+            stsm_x2_t(addr, pk[j][0], pk[j][1]);
+        }
+    }
+
+    // Oᵀ *= the tile's rescale factors, for the rows of a warpgroup whose rows moved (the
+    // factors of the other's rows are stale then).
+    __device__ void rescale_values(int buf)
+    {
+        const int *moved = reinterpret_cast<const int *>(sm + Smem::moved) + 2 * buf;
+        const bool mv0 = moved[0], mv1 = moved[1];
+        if (!(mv0 | mv1))
+            return;
+        const float *corr = reinterpret_cast<const float *>(sm + Smem::corr) + buf * kRows;
+#pragma unroll
+        for (int j = 0; j < kRows / 8; j++) {
+            if (!(j < kSplitRow / 8 ? mv0 : mv1))
+                continue;
+            const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                o[i][4 * j] *= c.x, o[i][4 * j + 1] *= c.y;
+                o[i][4 * j + 2] *= c.x, o[i][4 * j + 3] *= c.y;
+            }
+        }
+    }
+
+    // The piece's tiles. blk: ring position of its first block; tiles: tiles done before it
+    // (their parity picks the Pᵀ buffer), both carried across pieces.
+    __device__ void run_tiles(uint32_t &blk, uint32_t &tiles, uint32_t pieces)
+    {
+        // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the wgmma loop
+        // as non-divergent and does not serialise it.
+        const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
+        mbar_wait(bar.qfull(), pieces & 1);
+        issue_scores<0, kBlocks>(blk);
+        for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
+            const int buf = tiles & 1;
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < kN8 * 4; i++)
+                fence_operand(s[i]);
+            for (int b = 0; b < kBlocks; b++) // blocks Oᵀ of this warpgroup does not read
+                if (b / 4 != wg)
+                    release(blk + b);
+            if (tile == hi - 1 && lane == 0)
+                mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
+            scale_and_mask(tile);
+            softmax(buf);
+            fence_proxy_async(); // Pᵀ (stmatrix) before the wgmma reads of both warpgroups
+            named_barrier(kBarConsumers, 256);
+            rescale_values(buf);
+            issue_values(blk, buf);
+            if (tile + 1 < hi) {
+                issue_scores<0, 5>(blk + kBlocks); // ring slots of the previous tile
+                wgmma_wait<5>();                   // Oᵀ of this tile is done
+            } else {
+                wgmma_wait<0>();
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+#pragma unroll
+                for (int x = 0; x < kRows / 2; x++)
+                    fence_operand(o[i][x]);
+                release(blk + 4 * wg + i);
+            }
+            if (tile + 1 < hi)
+                issue_scores<5, kBlocks>(blk + kBlocks); // slots of this tile's first blocks
+        }
+        wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
+    }
+
+    __device__ void begin_piece()
+    {
+        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
+        const int tid = threadIdx.x % 128;
+        if (tid < kN)
+            rm[rb + tid] = -CUDART_INF_F;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int x = 0; x < kRows / 2; x++)
+                o[i][x] = 0.f;
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+            l[j][0] = l[j][1] = 0.f;
+        named_barrier(kBarWg + wg, 128);
+    }
+
+    // Row sums of the piece (this warpgroup's rows) into rsum; afterwards both warpgroups'
+    // are there.
+    __device__ void finish_sums()
+    {
+        float *red = reinterpret_cast<float *>(sm + Smem::red) + wg * 4 * 40;
+        float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float v = l[j][e];
+                v += __shfl_xor_sync(0xffffffffu, v, 4);
+                v += __shfl_xor_sync(0xffffffffu, v, 8);
+                v += __shfl_xor_sync(0xffffffffu, v, 16);
+                if (g == 0)
+                    red[warp * 40 + 8 * j + 2 * t + e] = v;
+            }
+        named_barrier(kBarWg + wg, 128);
+        const int tid = threadIdx.x % 128;
+        if (tid < kN)
+            rsum[rb + tid] = red[tid] + red[40 + tid] + red[80 + tid] + red[120 + tid];
+        named_barrier(kBarConsumers, 256);
+    }
+
+    __device__ int64_t token_of(int n) const { return ps.rq.q0 + (ps.row0 + n) / p.heads; }
+    __device__ int head_of(int n) const { return (ps.row0 + n) % p.heads; }
+
+    // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes); lse of this warpgroup's rows.
+    __device__ void write_output()
+    {
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
+        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
+        const int nrows = ps.nrows;
+#pragma unroll
+        for (int j = 0; j < kRows / 8; j++) {
+            const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
+            const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
+            const int n = 8 * j + g;
+            uint16_t *dst = n < nrows ? p.o + token_of(n) * p.stride_o_token + head_of(n) * p.stride_o_head : nullptr;
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const unsigned v = movmatrix_t(pack_bf16(o[i][4 * j + 2 * h] * ia, o[i][4 * j + 2 * h + 1] * ib));
+                    if (dst)
+                        *reinterpret_cast<unsigned *>(dst + 256 * wg + 64 * i + 16 * warp + 8 * h + 2 * t) = v;
+                }
+        }
+        const int n = rb + threadIdx.x % 128;
+        if (p.lse && threadIdx.x % 128 < kN && n < nrows) {
+            const float l = rsum[n];
+            p.lse[token_of(n) * p.heads + head_of(n)] = l > 0.f ? (rm[n] + log2f(l)) * kLn2 : -CUDART_INF_F;
+        }
+    }
+
+    // A cut unit: the unnormalised Oᵀ and this warpgroup's row stats into the partial slot.
+    __device__ void write_partial(const SchedWorkspace &w)
+    {
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
+        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
+        const int nrows = ps.nrows, slot = ps.pc.slot;
+        float *acc = w.acc + (size_t)slot * kRows * kDv;
+#pragma unroll
+        for (int j = 0; j < kRows / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int n = 8 * j + 2 * t + e;
+                if (n >= nrows)
+                    continue;
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int d = 256 * wg + 64 * i + 16 * warp + g;
+                    acc[(size_t)n * kDv + d] = o[i][4 * j + e];
+                    acc[(size_t)n * kDv + d + 8] = o[i][4 * j + 2 + e];
+                }
+            }
+        const int n = rb + threadIdx.x % 128;
+        if (threadIdx.x % 128 < kN && n < nrows)
+            w.ml[(size_t)slot * kRows + n] = make_float2(rm[n], rsum[n]);
+    }
+};
+
+template <int kN8>
+__device__ void consume(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+                        PieceState &ps, bool going, int wg, void *ws)
+{
+    Consumer<kN8> cs(p, sm, ps, wg);
+    const SchedWorkspace w(ws, c, p.batch, kDv);
+    uint32_t blk = 0, tiles = 0, pieces = 0;
+    while (next_piece(p, c, sched, ps, going, kBarWg + wg)) {
+        cs.begin_piece();
+        cs.run_tiles(blk, tiles, pieces++);
+        cs.finish_sums();
+        if (ps.pc.direct)
+            cs.write_output();
+        else
+            cs.write_partial(w);
+        if (ps.pc.plan_owner && wg == 0 && threadIdx.x % 128 == 0)
+            w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
+        named_barrier(kBarConsumers, 256); // rsum and ps are rewritten for the next piece
+    }
+}
+
+__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, void *ws, SchedConfig c)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
+    __shared__ Sched sched[3];
+    __shared__ PieceState ps[3];
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(sm + Smem::kv));
+    bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
+    if (threadIdx.x % 128 == 0)
+        going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + Smem::kv), total);
+    if (threadIdx.x == 0) {
+        const Barriers bar{smem_u32(sm + Smem::bars)};
+        for (int s = 0; s < kRing; s++) {
+            mbar_init(bar.full(s), 128);
+            mbar_init(bar.empty(s), 8);
+        }
+        mbar_init(bar.qfull(), 128);
+        mbar_init(bar.qempty(), 8);
+        mbar_init_fence();
+    }
+    __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
+    if (wg == 0) {
+        setmaxnreg_dec<kProducerRegs>();
+        produce(p, c, sm, sched[0], ps[0], going);
+    } else {
+        setmaxnreg_inc<kConsumerRegs>();
+        if (wg == 1)
+            consume<5>(p, c, sm, sched[1], ps[1], going, 0, ws);
+        else
+            consume<4>(p, c, sm, sched[2], ps[2], going, 1, ws);
+    }
+#else
+    (void)p, (void)ws, (void)c;
+#endif
+}
+
+// ---- host side ------------------------------------------------------------------------------
+
+SchedConfig config_for(const vb_verify_params &lim)
+{
+    SchedConfig c;
+    const int64_t rows = (int64_t)lim.max_draft * lim.heads;
+    c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
+    c.rows = kRows;
+    c.row_tiles = rows > 0 ? (int)((rows + kRows - 1) / kRows) : 1;
+    c.c0 = kC0;
+    c.min_span = kMinSpan;
+    return c;
+}
+
+size_t workspace_bytes(const vb_verify_params *lim)
+{
+    return SchedWorkspace::bytes(config_for(*lim), lim->batch, kDv, 0);
+}
+
+int unsupported(const vb_verify_params *p, char *why, size_t n)
+{
+    if (p->d_qk != kDqk || p->d_v != kDv) {
+        snprintf(why, n, "built for MLA's d_qk %d and d_v %d, got %d and %d", kDqk, kDv, p->d_qk, p->d_v);
+        return 1;
+    }
+    if (p->batch > kMaxBatch) {
+        snprintf(why, n, "batch %d exceeds %d", p->batch, kMaxBatch);
+        return 1;
+    }
+    if (p->stride_q_head % 8 || p->stride_q_token % 8 || p->stride_kv_slot % 8 || p->stride_o_head % 2 ||
+        p->stride_o_token % 2) {
+        snprintf(why, n, "needs q and KV rows aligned to 16 bytes and o rows to 4");
+        return 1;
+    }
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+        (major != 9 || minor != 0)) {
+        snprintf(why, n, "needs sm_90a (wgmma, setmaxnreg): this GPU is sm_%d%d", major, minor);
+        return 1;
+    }
+    if (smem_exceeds_optin(Smem::alloc, why, n))
+        return 1;
+    return 0;
+}
+
+cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
+{
+    if (cudaError_t e = check_alignment(*p, "mla_wgmma", 16))
+        return e;
+    if ((uintptr_t)ws % 256) {
+        fprintf(stderr, "mla_wgmma: the workspace at %p is not 256-byte aligned: launch refused\n", ws);
+        return cudaErrorInvalidValue;
+    }
+    if ((int64_t)p->max_tokens * p->heads == 0)
+        return cudaSuccess;
+    static bool set = false; // a host-side attribute: allowed while a capture is open
+    if (!set) {
+        if (cudaError_t e = cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem::alloc))
+            return e;
+        set = true;
+    }
+    const SchedConfig c = config_for(*p);
+    wgmma_kernel<<<c.grid, kThreads, Smem::alloc, stream>>>(*p, ws, c);
+    if (cudaError_t e = cudaGetLastError())
+        return e;
+    combine_pieces<kDv><<<c.grid * 4, 128, 0, stream>>>(*p, ws, c);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" const vb_kernel vb_kernel_mla_wgmma = {
+    "mla_wgmma",
+    "Hopper: every row of a request per CTA, wgmma with keys on M, a producer warpgroup, sm_90a only",
+    90, 1, workspace_bytes, unsupported, launch};
