@@ -10,8 +10,7 @@
 //   keys). 72 rows cost 72 columns; rows on M would pad them to 128.
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
-//   [64 keys] (9 KB, two buffers), and the KV as a ring of 14 k-blocks of [64 keys][64 dims]
-//   (8 KB each). A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of
+//   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each). A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of
 //   Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's value dims
 //   64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit beside q.
 // - Warpgroup 0 produces: each of its threads copies one half of one key row of every tile
@@ -31,7 +30,7 @@
 //   only when a score passes it by 2^8; the warpgroup votes with bar.red.or, and only then
 //   reduces maxima across its warps and rescales). Each thread keeps its share of its rows'
 //   sums, reduced once per piece.
-// - Ring order: tile t's block j may reuse the slot of tile t-1's block j+5 (14 slots), so a
+// - Ring order: tile t's block j may reuse the slot of tile t-1's block j+7 (16 slots), so a
 //   warpgroup releases the blocks it only reads in Sᵀ as soon as Sᵀ is done, and the blocks
 //   of its own value dims after its Oᵀ MMAs; the next tile's Sᵀ is issued in two parts around
 //   that release, which keeps the order deadlock-free.
@@ -52,7 +51,8 @@ constexpr int kKeys = 64;                       // keys per tile: the M of one w
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
 constexpr int kRows = 72;                       // rows per unit: the N of Oᵀ
-constexpr int kRing = 14;                       // KV ring, in k-blocks
+constexpr int kRing = 16;                       // KV ring, in k-blocks
+constexpr int kEarly = kRing - kBlocks;         // blocks of tile t+1 not reusing tile t's slots
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
 constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
 constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
@@ -71,10 +71,10 @@ constexpr int kSplitRow = 40;
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes;         // [2][72 rows][128 B] Pᵀ
-    static constexpr int kv = p + 2 * kQBlockBytes;              // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty
-    static constexpr int rm = bars + (2 * kRing + 2) * 8;        // [72] reference max of each row
+    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes;                  // [kRing][64 keys][128 B]
+    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree
+    static constexpr int rm = bars + (2 * kRing + 3) * 8;        // [72] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2][2] int: a warpgroup's rows moved
@@ -102,6 +102,7 @@ struct Barriers {
     __device__ unsigned empty(int s) const { return base + 8 * (kRing + s); }
     __device__ unsigned qfull() const { return base + 8 * (2 * kRing); }
     __device__ unsigned qempty() const { return base + 8 * (2 * kRing + 1); }
+    __device__ unsigned pfree() const { return base + 8 * (2 * kRing + 2); } // both Oᵀ done with Pᵀ
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
@@ -143,10 +144,13 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
     uint32_t blk = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
+        int64_t slot = key_slot(p, ps, (int64_t)lo * kKeys + key);
         for (int tile = lo; tile < hi; tile++) {
             const int64_t j = (int64_t)tile * kKeys + key;
             const bool valid = j < ps.keys;
-            const char *src = reinterpret_cast<const char *>(p.kv_buffer + key_slot(p, ps, j) * p.stride_kv_slot);
+            const char *src = reinterpret_cast<const char *>(p.kv_buffer + slot * p.stride_kv_slot);
+            if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
+                slot = key_slot(p, ps, j + kKeys);
             for (int b = 0; b < kBlocks; b++, blk++) {
                 const int s = blk % kRing;
                 mbar_wait(bar.empty(s), ((blk / kRing) & 1) ^ 1);
@@ -176,21 +180,25 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 
 // ---- consumer warpgroups ---------------------------------------------------------------------
 
-template <int kN8> struct Consumer {
-    static constexpr int kN = 8 * kN8; // Sᵀ rows of this warpgroup
+// One code path for both consumer warpgroups (only the Sᵀ MMA's N differs, chosen at run time
+// on a warp-uniform value), so that they meet at the same barrier instructions: compute-
+// sanitizer's synccheck reports threads reaching one named barrier from two instructions.
+struct Consumer {
+    static constexpr int kN8 = kSplitRow / 8; // most Sᵀ row tiles of a warpgroup (5; the second has 4)
 
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
     const Barriers bar;
-    const int wg, rb, warp, lane, g, t; // wg 0/1, rb its first Sᵀ row, warp 0..3 in the warpgroup
+    const int wg, rb, nj, warp, lane, g, t; // wg 0/1, rb its first Sᵀ row, nj its n8 row tiles
 
     float o[4][kRows / 2]; // Oᵀ: dims 256·wg + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
-    float l[kN8][2];       // this thread's share of the sums of rows 8j + 2t + e
-    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows rb + 8j + 2t (+1)
+    float l[kN8][2];       // this thread's share of the sums of rows rb + 8j + 2t + e, j < nj
+    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows rb + 8j + 2t (+1), j < nj
 
     __device__ Consumer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int wg_)
         : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, wg(wg_), rb(wg_ * kSplitRow),
+          nj(wg_ ? (kRows - kSplitRow) / 8 : kSplitRow / 8),
           warp((threadIdx.x / kWarp) % 4), lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
     }
@@ -217,19 +225,19 @@ template <int kN8> struct Consumer {
             for (int ks = 0; ks < 4; ks++) {
                 const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
                 const uint64_t db = sw128_desc(q + b * kQBlockBytes + 32 * ks, 16, 1024);
-                if constexpr (kN8 == 5)
+                if (wg == 0)
                     wgmma_m64n40k16(s, da, db, b | ks);
                 else
-                    wgmma_m64n32k16(s, da, db, b | ks);
+                    wgmma_m64n32k16(reinterpret_cast<float(&)[16]>(s), da, db, b | ks);
             }
             wgmma_commit();
         }
     }
 
     // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks, one group.
-    __device__ void issue_values(uint32_t blk, int buf)
+    __device__ void issue_values(uint32_t blk)
     {
-        const unsigned pt = smem_u32(sm + Smem::p) + buf * kQBlockBytes;
+        const unsigned pt = smem_u32(sm + Smem::p);
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
@@ -260,6 +268,8 @@ template <int kN8> struct Consumer {
         for (int j = 0; j < kN8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
+                if (j >= nj)
+                    break;
                 const int64_t key = k0 + 16 * warp + g + 8 * (e / 2);
                 const int n = rb + 8 * j + 2 * t + e % 2;
                 bool vis = key < keys;
@@ -270,8 +280,10 @@ template <int kN8> struct Consumer {
             }
     }
 
-    // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into buffer buf.
-    __device__ void softmax(int buf)
+    // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into shared memory
+    // once both warpgroups' Oᵀ MMAs of the previous tile are done with it. buf: the parity of
+    // the tile, which picks the buffer of the rescale factors; tiles: tiles done before it.
+    __device__ void softmax(int buf, uint32_t tiles)
     {
         float *rm = reinterpret_cast<float *>(sm + Smem::rm);
         float *corr = reinterpret_cast<float *>(sm + Smem::corr) + buf * kRows;
@@ -283,6 +295,8 @@ template <int kN8> struct Consumer {
         for (int j = 0; j < kN8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
+                if (j >= nj)
+                    break;
                 m[j][e] = rm[rb + 8 * j + 2 * t + e];
                 up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
             }
@@ -292,6 +306,8 @@ template <int kN8> struct Consumer {
             for (int j = 0; j < kN8; j++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
+                    if (j >= nj)
+                        break;
                     float mx = fmaxf(s[4 * j + e], s[4 * j + 2 + e]);
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
@@ -304,6 +320,8 @@ template <int kN8> struct Consumer {
             for (int j = 0; j < kN8; j++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
+                    if (j >= nj)
+                        break;
                     const int n = 8 * j + 2 * t + e;
                     const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
                     const float mnew = fmaxf(m[j][e], mx);
@@ -319,10 +337,12 @@ template <int kN8> struct Consumer {
         if (threadIdx.x % 128 == 0)
             moved[wg] = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
-        const unsigned pt = smem_u32(sm + Smem::p) + buf * kQBlockBytes;
+        const unsigned pt = smem_u32(sm + Smem::p);
         unsigned pk[kN8][2];
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
+            if (j >= nj)
+                break;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
@@ -333,6 +353,7 @@ template <int kN8> struct Consumer {
             pk[j][0] = pack_bf16(s[4 * j], s[4 * j + 1]);
             pk[j][1] = pack_bf16(s[4 * j + 2], s[4 * j + 3]);
         }
+        mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
         // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
         // rb + 8j .. +7. Lane l addresses row l % 8 of matrix l / 8 of its group of four.
         const int r8 = lane % 8, mi = lane / 8;
@@ -342,7 +363,7 @@ template <int kN8> struct Consumer {
             const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
             stsm_x4_t(addr, pk[2 * x][0], pk[2 * x][1], pk[2 * x + 1][0], pk[2 * x + 1][1]);
         }
-        if constexpr (kN8 % 2) {
+        if (nj % 2) { // warp-uniform
             const int j = kN8 - 1, h = mi % 2;
             const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
             stsm_x2_t(addr, pk[j][0], pk[j][1]);
@@ -372,7 +393,7 @@ template <int kN8> struct Consumer {
     }
 
     // The piece's tiles. blk: ring position of its first block; tiles: tiles done before it
-    // (their parity picks the Pᵀ buffer), both carried across pieces.
+    // (their parity picks the buffer of rescale factors), both carried across pieces.
     __device__ void run_tiles(uint32_t &blk, uint32_t &tiles, uint32_t pieces)
     {
         // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the wgmma loop
@@ -392,17 +413,19 @@ template <int kN8> struct Consumer {
             if (tile == hi - 1 && lane == 0)
                 mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
             scale_and_mask(tile);
-            softmax(buf);
+            softmax(buf, tiles);
             fence_proxy_async(); // Pᵀ (stmatrix) before the wgmma reads of both warpgroups
             named_barrier(kBarConsumers, 256);
             rescale_values(buf);
-            issue_values(blk, buf);
+            issue_values(blk);
             if (tile + 1 < hi) {
-                issue_scores<0, 5>(blk + kBlocks); // ring slots of the previous tile
-                wgmma_wait<5>();                   // Oᵀ of this tile is done
+                issue_scores<0, kEarly>(blk + kBlocks); // ring slots of the previous tile
+                wgmma_wait<kEarly>();                   // Oᵀ of this tile is done
             } else {
                 wgmma_wait<0>();
             }
+            if (lane == 0)
+                mbar_arrive(bar.pfree());
 #pragma unroll
             for (int i = 0; i < 4; i++) {
 #pragma unroll
@@ -411,7 +434,7 @@ template <int kN8> struct Consumer {
                 release(blk + 4 * wg + i);
             }
             if (tile + 1 < hi)
-                issue_scores<5, kBlocks>(blk + kBlocks); // slots of this tile's first blocks
+                issue_scores<kEarly, kBlocks>(blk + kBlocks); // slots of this tile's first blocks
         }
         wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
     }
@@ -420,7 +443,7 @@ template <int kN8> struct Consumer {
     {
         float *rm = reinterpret_cast<float *>(sm + Smem::rm);
         const int tid = threadIdx.x % 128;
-        if (tid < kN)
+        if (tid < 8 * nj)
             rm[rb + tid] = -CUDART_INF_F;
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -443,6 +466,8 @@ template <int kN8> struct Consumer {
         for (int j = 0; j < kN8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
+                if (j >= nj)
+                    break;
                 float v = l[j][e];
                 v += __shfl_xor_sync(0xffffffffu, v, 4);
                 v += __shfl_xor_sync(0xffffffffu, v, 8);
@@ -452,7 +477,7 @@ template <int kN8> struct Consumer {
             }
         named_barrier(kBarWg + wg, 128);
         const int tid = threadIdx.x % 128;
-        if (tid < kN)
+        if (tid < 8 * nj)
             rsum[rb + tid] = red[tid] + red[40 + tid] + red[80 + tid] + red[120 + tid];
         named_barrier(kBarConsumers, 256);
     }
@@ -482,7 +507,7 @@ template <int kN8> struct Consumer {
                 }
         }
         const int n = rb + threadIdx.x % 128;
-        if (p.lse && threadIdx.x % 128 < kN && n < nrows) {
+        if (p.lse && threadIdx.x % 128 < 8 * nj && n < nrows) {
             const float l = rsum[n];
             p.lse[token_of(n) * p.heads + head_of(n)] = l > 0.f ? (rm[n] + log2f(l)) * kLn2 : -CUDART_INF_F;
         }
@@ -510,16 +535,15 @@ template <int kN8> struct Consumer {
                 }
             }
         const int n = rb + threadIdx.x % 128;
-        if (threadIdx.x % 128 < kN && n < nrows)
+        if (threadIdx.x % 128 < 8 * nj && n < nrows)
             w.ml[(size_t)slot * kRows + n] = make_float2(rm[n], rsum[n]);
     }
 };
 
-template <int kN8>
 __device__ void consume(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
                         PieceState &ps, bool going, int wg, void *ws)
 {
-    Consumer<kN8> cs(p, sm, ps, wg);
+    Consumer cs(p, sm, ps, wg);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarWg + wg)) {
@@ -556,6 +580,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
         }
         mbar_init(bar.qfull(), 128);
         mbar_init(bar.qempty(), 8);
+        mbar_init(bar.pfree(), 8);
         mbar_init_fence();
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
@@ -564,10 +589,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
         produce(p, c, sm, sched[0], ps[0], going);
     } else {
         setmaxnreg_inc<kConsumerRegs>();
-        if (wg == 1)
-            consume<5>(p, c, sm, sched[1], ps[1], going, 0, ws);
-        else
-            consume<4>(p, c, sm, sched[2], ps[2], going, 1, ws);
+        consume(p, c, sm, sched[wg], ps[wg], going, wg - 1, ws);
     }
 #else
     (void)p, (void)ws, (void)c;

@@ -14,7 +14,8 @@
 #                    SGLang's own kernel of every release there (triton_sglang-VERSION.json); the
 #                    speedup table against all of them (speedup.md, speedup.csv)
 #   tests            the meson test suites, on this machine too
-#   profile          Nsight Compute on one mla_onepass launch (bs 8 x 91k): OUTDIR/ncu-mla_onepass.prof
+#   profile          Nsight Compute on one launch of $PROFILE_KERNEL (mla_onepass unless set) at
+#                    bs 8 x 91k: OUTDIR/ncu-KERNEL.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
 # usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
 set -u
@@ -143,11 +144,13 @@ if stage tests; then
 fi
 
 if stage profile; then
-    note "== ncu: one mla_onepass launch at bs 8 x 91k"
+    pk=${PROFILE_KERNEL:-mla_onepass}
+    note "== ncu: one $pk launch at bs 8 x 91k"
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-        -k regex:onepass_kernel -c 1 "$bin" configs/context_lengths.json -f "size=8,batch.prefix_len=91000" \
-        -k mla_onepass -q --no-ceilings --iterations 3 --cold-l2 off >"$out/ncu-mla_onepass.prof" 2>&1
+        --section SourceCounters -k "regex:${pk#mla_}_kernel" -c 1 "$bin" configs/context_lengths.json \
+        -f "size=8,batch.prefix_len=91000" -k "$pk" -q --no-ceilings --iterations 3 --cold-l2 off \
+        >"$out/ncu-$pk.prof" 2>&1
     note "ncu: exit $?"
 fi
 
