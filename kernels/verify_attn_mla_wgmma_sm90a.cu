@@ -315,7 +315,11 @@ struct Consumer {
                     if (g == 0)
                         red[warp * 40 + 8 * j + 2 * t + e] = mx;
                 }
-            named_barrier(kBarWg + wg, 128);
+        }
+        // Every tile, not only when rescaling: both warpgroups then pass the same number of
+        // barriers, which compute-sanitizer's racecheck needs to order the shared buffers.
+        named_barrier(kBarWg + wg, 128);
+        if (rescale) {
 #pragma unroll
             for (int j = 0; j < kN8; j++)
 #pragma unroll
