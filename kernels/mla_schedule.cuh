@@ -215,6 +215,27 @@ template <int kKeys, int kThreads> struct Schedule {
     }
 };
 
+// Shapes the one-CTA-per-request kernels refuse: they are built for one d_qk / d_v, keep the
+// schedule's prefix array of batch + 1 ints in shared memory, and copy q and KV rows in 16-byte
+// pieces and o in 4-byte ones. 0 when supported; else 1 with the reason in why.
+inline int unsupported_mla_rows(const vb_verify_params *p, int d_qk, int d_v, int max_batch, char *why, size_t n)
+{
+    if (p->d_qk != d_qk || p->d_v != d_v) {
+        snprintf(why, n, "built for MLA's d_qk %d and d_v %d, got %d and %d", d_qk, d_v, p->d_qk, p->d_v);
+        return 1;
+    }
+    if (p->batch > max_batch) {
+        snprintf(why, n, "batch %d exceeds %d", p->batch, max_batch);
+        return 1;
+    }
+    if (p->stride_q_head % 8 || p->stride_q_token % 8 || p->stride_kv_slot % 8 || p->stride_o_head % 2 ||
+        p->stride_o_token % 2) {
+        snprintf(why, n, "needs q and KV rows aligned to 16 bytes and o rows to 4");
+        return 1;
+    }
+    return 0;
+}
+
 // The grid of a scheduled launch: one CTA per SM of the current device (0 when none answers).
 inline int device_sm_count()
 {

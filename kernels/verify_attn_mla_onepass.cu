@@ -664,19 +664,8 @@ size_t workspace_bytes(const vb_verify_params *lim)
 
 int unsupported(const vb_verify_params *p, char *why, size_t n)
 {
-    if (p->d_qk != kDqk || p->d_v != kDv) {
-        snprintf(why, n, "built for MLA's d_qk %d and d_v %d, got %d and %d", kDqk, kDv, p->d_qk, p->d_v);
+    if (unsupported_mla_rows(p, kDqk, kDv, kMaxBatch, why, n))
         return 1;
-    }
-    if (p->batch > kMaxBatch) {
-        snprintf(why, n, "batch %d exceeds %d", p->batch, kMaxBatch);
-        return 1;
-    }
-    if (p->stride_q_head % 8 || p->stride_q_token % 8 || p->stride_kv_slot % 8 || p->stride_o_head % 2 ||
-        p->stride_o_token % 2) {
-        snprintf(why, n, "needs q and KV rows aligned to 16 bytes and o rows to 4");
-        return 1;
-    }
     if (smem_exceeds_optin(Smem<kMaxN8>::bytes, why, n))
         return 1;
     return 0;
