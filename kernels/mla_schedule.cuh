@@ -21,6 +21,7 @@
 // launch; the combine reads only plan entries of units present in this launch.
 #pragma once
 
+#include "ptx_sm80.cuh"
 #include "verify_common.cuh"
 
 namespace vb {
@@ -98,6 +99,73 @@ struct Piece {
     bool plan_owner; // this CTA records the unit's plan entry
     PlanEntry plan;
 };
+
+// The piece a CTA works on and the rows of its unit, as its threads read them. Kernels keep it
+// in shared memory (written by one thread per walk step) so that it costs no registers.
+struct PieceRows {
+    Request rq;
+    Piece pc;
+    int64_t keys;    // P + T
+    int row0, nrows; // rows [row0, row0 + nrows) of the request: row r = draft token r / H, head r % H
+
+    // After Schedule::next has filled pc: the request and the rows of its unit.
+    __device__ void set_unit(const Request &r, int rows, int heads)
+    {
+        rq = r;
+        keys = r.P + r.T;
+        row0 = pc.rt * rows;
+        nrows = (int)min((int64_t)rows, r.T * heads - row0);
+    }
+
+    // Request row of unit row r; rows past the unit repeat its last (computed, never written).
+    __device__ int row(int r) const { return row0 + min(r, nrows - 1); }
+    __device__ int64_t token(const vb_verify_params &p, int r) const { return rq.q0 + (row0 + r) / p.heads; }
+    __device__ int head(const vb_verify_params &p, int r) const { return (row0 + r) % p.heads; }
+
+    // o row of unit row r, nullptr past the unit's rows.
+    __device__ uint16_t *o_row(const vb_verify_params &p, int r) const
+    {
+        return r < nrows ? p.o + token(p, r) * p.stride_o_token + head(p, r) * p.stride_o_head : nullptr;
+    }
+
+    // KV slot of key j of the request (slot 0, the padding slot, past its end).
+    __device__ int64_t key_slot(const vb_verify_params &p, int64_t j) const
+    {
+        if (j >= keys)
+            return 0;
+        return j < rq.P ? load_index(p.kv_indices, p.kv_indices_width, rq.kv0 + j)
+                        : load_index(p.out_cache_loc, p.out_cache_loc_width, rq.q0 + j - rq.P);
+    }
+};
+
+// lse in natural log from a row's log2-domain reference max and sum (-inf for an empty row).
+__device__ __forceinline__ float row_lse(float m, float l) { return l > 0.f ? (m + log2f(l)) * kLn2 : -CUDART_INF_F; }
+
+// One m16n8 accumulator tile of Oᵀ (dims d0 + g and d0 + g + 8, rows 2t and 2t + 1 of its n8
+// tile; a thread's c[0..3] as mma.sync and wgmma lay them out) to bf16 o, normalised by the
+// rows' inverse sums ia, ib: movmatrix turns each 8×8 half so that lane (g, t) holds row g,
+// dims 2t and 2t + 1, one 4-byte store. dst is row g's o row (nullptr: not written).
+__device__ __forceinline__ void store_o_m16n8(uint16_t *dst, int d0, float c0, float c1, float c2, float c3, float ia,
+                                              float ib)
+{
+    const int t = threadIdx.x % 4;
+    const unsigned lo = movmatrix_t(pack_bf16(c0 * ia, c1 * ib));
+    const unsigned hi = movmatrix_t(pack_bf16(c2 * ia, c3 * ib));
+    if (dst) {
+        *reinterpret_cast<unsigned *>(dst + d0 + 2 * t) = lo;
+        *reinterpret_cast<unsigned *>(dst + d0 + 8 + 2 * t) = hi;
+    }
+}
+// The same tile, unnormalised fp32, into a partial slot's rows: acc holds dv floats per unit
+// row; n0 = 8j + 2t is the thread's first row, d = d0 + g its first dim.
+__device__ __forceinline__ void store_partial_m16n8(float *acc, int dv, int nrows, int n0, int d, float c0, float c1,
+                                                    float c2, float c3)
+{
+    if (n0 < nrows)
+        acc[(size_t)n0 * dv + d] = c0, acc[(size_t)n0 * dv + d + 8] = c2;
+    if (n0 + 1 < nrows)
+        acc[(size_t)(n0 + 1) * dv + d] = c1, acc[(size_t)(n0 + 1) * dv + d + 8] = c3;
+}
 
 // The cut, as every CTA of the main launch derives it. Built once per CTA by all its
 // threads (start_positions needs the whole block), then walked piece by piece.
@@ -236,6 +304,20 @@ inline int unsupported_mla_rows(const vb_verify_params *p, int d_qk, int d_v, in
     return 0;
 }
 
+// The checks before a scheduled launch enqueues anything: buffers aligned for 16-byte q and
+// KV copies, the workspace for its float4 partials. cudaErrorInvalidValue (and one line on
+// stderr) when refused.
+inline cudaError_t check_scheduled_launch(const vb_verify_params &p, const void *ws, const char *kernel)
+{
+    if (cudaError_t e = check_alignment(p, kernel, 16))
+        return e;
+    if ((uintptr_t)ws % 256) {
+        fprintf(stderr, "%s: the workspace at %p is not 256-byte aligned: launch refused\n", kernel, ws);
+        return cudaErrorInvalidValue;
+    }
+    return cudaSuccess;
+}
+
 // The grid of a scheduled launch: one CTA per SM of the current device (0 when none answers).
 inline int device_sm_count()
 {
@@ -288,7 +370,7 @@ __global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *
         o[2 * threadIdx.x] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
         o[2 * threadIdx.x + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
         if (p.lse && threadIdx.x == 0)
-            p.lse[t * p.heads + h] = lsum > 0.f ? (mx + log2f(lsum)) * kLn2 : -CUDART_INF_F;
+            p.lse[t * p.heads + h] = row_lse(mx, lsum);
     }
 }
 

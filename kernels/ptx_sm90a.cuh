@@ -89,13 +89,20 @@ __device__ __forceinline__ bool barrier_or(int id, int threads, bool pred)
     return out != 0;
 }
 
-// Shared-memory matrix descriptor for a 128-byte-swizzled operand: start address, leading
-// byte offset (K-major: unused; M/N-major: next 64 elements along M/N) and stride byte offset
-// (the next 8 rows: 1024 B in every layout here). Atoms must be 1024-byte aligned.
-__device__ __forceinline__ uint64_t sw128_desc(unsigned addr, unsigned lead_bytes, unsigned stride_bytes)
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
+// 16-byte units) and the layout: 0 = no swizzle (8 × 16-byte core matrices), 1 = 128-byte
+// swizzle. Base offset 0: swizzle atoms must be 1024-byte aligned.
+__device__ __forceinline__ uint64_t smem_desc(unsigned addr, unsigned lead_bytes, unsigned stride_bytes,
+                                              unsigned layout)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lead_bytes >> 4) << 16 |
-           (uint64_t)(stride_bytes >> 4) << 32 | (uint64_t)1 << 62;
+           (uint64_t)(stride_bytes >> 4) << 32 | (uint64_t)layout << 62;
+}
+// A 128-byte-swizzled operand: leading byte offset unused when K-major, the next 64 elements
+// along M/N when M/N-major; stride byte offset the next 8 rows (1024 B in every layout here).
+__device__ __forceinline__ uint64_t sw128_desc(unsigned addr, unsigned lead_bytes, unsigned stride_bytes)
+{
+    return smem_desc(addr, lead_bytes, stride_bytes, 1);
 }
 
 } // namespace vb

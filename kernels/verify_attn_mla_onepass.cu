@@ -74,13 +74,9 @@ template <int kN8> struct Smem {
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
 // it costs no registers across the tile loop (the Oᵀ accumulators take 144 of them).
-struct PieceState {
-    Request rq;
-    Piece pc;
-    int64_t keys;    // P + T
-    int64_t tok_lo;  // first draft token of the piece's rows
-    int row0, nrows; // rows [row0, row0 + nrows) of the request
-    int ntok;        // draft tokens those rows span
+struct PieceState : PieceRows {
+    int64_t tok_lo; // first draft token of the piece's rows
+    int ntok;       // draft tokens those rows span
 };
 
 static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
@@ -133,15 +129,6 @@ template <int kN8, int kSW> struct Onepass {
         const int grp = warp / 2;
         j_lo = grp * kN8 / kGroups;
         nt = (grp + 1) * kN8 / kGroups - j_lo;
-    }
-
-    __device__ int64_t key_slot(int64_t j) const
-    {
-        const Request &rq = ps.rq;
-        if (j >= ps.keys)
-            return 0;
-        return j < rq.P ? load_index(p.kv_indices, p.kv_indices_width, rq.kv0 + j)
-                        : load_index(p.out_cache_loc, p.out_cache_loc_width, rq.q0 + j - rq.P);
     }
 
     __device__ bool tile_needs_mask(int tile) const
@@ -200,7 +187,7 @@ template <int kN8, int kSW> struct Onepass {
         uint8_t *tok = smem + L::tok;
         float *rm = reinterpret_cast<float *>(smem + L::rm);
         for (int r = tid; r < kRows; r += kThreads) {
-            const int lr = ps.row0 + min(r, ps.nrows - 1); // rows past the piece repeat its last
+            const int lr = ps.row(r);
             tok[r] = (uint8_t)(lr / p.heads - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
@@ -215,7 +202,7 @@ template <int kN8, int kSW> struct Onepass {
 #pragma unroll 4
         for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
-            const int lr = ps.row0 + min(8 * j + ln / 4, ps.nrows - 1);
+            const int lr = ps.row(8 * j + ln / 4);
             const unsigned *q = reinterpret_cast<const unsigned *>(
                 p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head);
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
@@ -468,8 +455,8 @@ template <int kN8, int kSW> struct Onepass {
     __device__ void run_tiles(const uint4 *qfrag)
     {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
-        const int64_t slot = key_slot((int64_t)lo * kKeys + key);
-        slot_next = lo + 1 < hi ? key_slot((int64_t)(lo + 1) * kKeys + key) : 0;
+        const int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
+        slot_next = lo + 1 < hi ? ps.key_slot(p, (int64_t)(lo + 1) * kKeys + key) : 0;
         if (tile_needs_mask(lo))
             load_mask(lo);
         issue_kv(lo, 0, slot);
@@ -483,7 +470,7 @@ template <int kN8, int kSW> struct Onepass {
             if (tile + 1 < hi) {
                 issue_kv(tile + 1, st ^ 1, slot_next);
                 cp_async_commit();
-                slot_next = tile + 2 < hi ? key_slot((int64_t)(tile + 2) * kKeys + key) : 0;
+                slot_next = tile + 2 < hi ? ps.key_slot(p, (int64_t)(tile + 2) * kKeys + key) : 0;
                 if (tile_needs_mask(tile + 1))
                     load_mask(tile + 1);
             }
@@ -502,9 +489,6 @@ template <int kN8, int kSW> struct Onepass {
             finish_sums();
     }
 
-    __device__ int64_t row_token(int r) const { return ps.rq.q0 + (ps.row0 + r) / p.heads; }
-    __device__ int row_head(int r) const { return (ps.row0 + r) % p.heads; }
-
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes), lse per row.
     __device__ void write_output()
     {
@@ -516,23 +500,13 @@ template <int kN8, int kSW> struct Onepass {
             const int ra = 8 * j + 2 * t;
             const float la = rsum[ra], lb = rsum[ra + 1];
             const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
-            const int r = 8 * j + g;
-            uint16_t *dst = r < nrows ? p.o + row_token(r) * p.stride_o_token + row_head(r) * p.stride_o_head : nullptr;
+            uint16_t *dst = ps.o_row(p, 8 * j + g);
 #pragma unroll
-            for (int m = 0; m < kDimTiles; m++) {
-                const unsigned lo = movmatrix_t(pack_bf16(o[m][j][0] * ia, o[m][j][1] * ib));
-                const unsigned hi = movmatrix_t(pack_bf16(o[m][j][2] * ia, o[m][j][3] * ib));
-                if (dst) {
-                    const int d = kDimsPerWarp * warp + 16 * m + 2 * t;
-                    *reinterpret_cast<unsigned *>(dst + d) = lo;
-                    *reinterpret_cast<unsigned *>(dst + d + 8) = hi;
-                }
-            }
+            for (int m = 0; m < kDimTiles; m++)
+                store_o_m16n8(dst, kDimsPerWarp * warp + 16 * m, o[m][j][0], o[m][j][1], o[m][j][2], o[m][j][3], ia, ib);
         }
-        if (p.lse && tid < nrows) {
-            const float l = rsum[tid];
-            p.lse[row_token(tid) * p.heads + row_head(tid)] = l > 0.f ? (rm[tid] + log2f(l)) * kLn2 : -CUDART_INF_F;
-        }
+        if (p.lse && tid < nrows)
+            p.lse[ps.token(p, tid) * p.heads + ps.head(p, tid)] = row_lse(rm[tid], rsum[tid]);
     }
 
     // A cut unit: the unnormalised Oᵀ and the row stats into the piece's partial slot.
@@ -545,17 +519,9 @@ template <int kN8, int kSW> struct Onepass {
 #pragma unroll
         for (int j = 0; j < kN8; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int r = 8 * j + 2 * t + e;
-                if (r >= nrows)
-                    continue;
-#pragma unroll
-                for (int m = 0; m < kDimTiles; m++) {
-                    const int d = kDimsPerWarp * warp + 16 * m + g;
-                    acc[(size_t)r * kDv + d] = o[m][j][e];
-                    acc[(size_t)r * kDv + d + 8] = o[m][j][e + 2];
-                }
-            }
+            for (int m = 0; m < kDimTiles; m++)
+                store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, kDimsPerWarp * warp + 16 * m + g, o[m][j][0],
+                                    o[m][j][1], o[m][j][2], o[m][j][3]);
         if (tid < nrows)
             w.ml[(size_t)slot * kRows + tid] = make_float2(rm[tid], rsum[tid]);
     }
@@ -580,10 +546,7 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
     for (;;) {
         if (threadIdx.x == 0) {
             if (going && (going = sched.next(p, c, ps.pc))) {
-                ps.rq = sched.req;
-                ps.keys = ps.rq.P + ps.rq.T;
-                ps.row0 = ps.pc.rt * Onepass<kN8, kSW>::kRows;
-                ps.nrows = (int)min((int64_t)Onepass<kN8, kSW>::kRows, ps.rq.T * p.heads - ps.row0);
+                ps.set_unit(sched.req, Onepass<kN8, kSW>::kRows, p.heads);
                 ps.tok_lo = ps.row0 / p.heads;
                 ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
             }
@@ -673,12 +636,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
-    if (cudaError_t e = check_alignment(*p, "mla_onepass", 16))
+    if (cudaError_t e = check_scheduled_launch(*p, ws, "mla_onepass"))
         return e;
-    if ((uintptr_t)ws % 256) {
-        fprintf(stderr, "mla_onepass: the workspace at %p is not 256-byte aligned: launch refused\n", ws);
-        return cudaErrorInvalidValue;
-    }
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);

@@ -10,8 +10,8 @@
 //   keys). 72 rows cost 72 columns; rows on M would pad them to 128.
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
-//   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each). A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of
-//   Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's value dims
+//   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
+//   A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's value dims
 //   64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit beside q.
 // - Warpgroup 0 produces: each of its threads copies one half of one key row of every tile
 //   (four 16-byte cp.async per k-block, swizzled), looking the key's slot up itself; every
@@ -88,11 +88,7 @@ static_assert(Smem::p % 1024 == 0 && Smem::kv % 1024 == 0, "swizzle atoms are 10
 using Sched = Schedule<kKeys, kThreads>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
-struct PieceState {
-    Request rq;
-    Piece pc;
-    int64_t keys;
-    int row0, nrows;
+struct PieceState : PieceRows {
     bool more;
 };
 
@@ -110,24 +106,12 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
                            bool &going, int bar)
 {
     if (threadIdx.x % 128 == 0) {
-        if (going && (going = sched.next(p, c, ps.pc))) {
-            ps.rq = sched.req;
-            ps.keys = ps.rq.P + ps.rq.T;
-            ps.row0 = ps.pc.rt * kRows;
-            ps.nrows = (int)min((int64_t)kRows, ps.rq.T * p.heads - ps.row0);
-        }
+        if (going && (going = sched.next(p, c, ps.pc)))
+            ps.set_unit(sched.req, kRows, p.heads);
         ps.more = going;
     }
     named_barrier(bar, 128);
     return ps.more;
-}
-
-__device__ int64_t key_slot(const vb_verify_params &p, const PieceState &ps, int64_t j)
-{
-    if (j >= ps.keys)
-        return 0;
-    return j < ps.rq.P ? load_index(p.kv_indices, p.kv_indices_width, ps.rq.kv0 + j)
-                       : load_index(p.out_cache_loc, p.out_cache_loc_width, ps.rq.q0 + j - ps.rq.P);
 }
 
 // ---- producer warpgroup ----------------------------------------------------------------------
@@ -144,13 +128,13 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
     uint32_t blk = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
-        int64_t slot = key_slot(p, ps, (int64_t)lo * kKeys + key);
+        int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
         for (int tile = lo; tile < hi; tile++) {
             const int64_t j = (int64_t)tile * kKeys + key;
             const bool valid = j < ps.keys;
             const char *src = reinterpret_cast<const char *>(p.kv_buffer + slot * p.stride_kv_slot);
             if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
-                slot = key_slot(p, ps, j + kKeys);
+                slot = ps.key_slot(p, j + kKeys);
             for (int b = 0; b < kBlocks; b++, blk++) {
                 const int s = blk % kRing;
                 mbar_wait(bar.empty(s), ((blk / kRing) & 1) ^ 1);
@@ -166,7 +150,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
                 for (int i = tid; i < kRows * kBlocks * 8; i += 128) {
                     const int r = i / (kBlocks * 8), b = (i / 8) % kBlocks, ch = i % 8;
-                    const int lr = ps.row0 + min(r, ps.nrows - 1); // rows past the unit repeat its last
+                    const int lr = ps.row(r);
                     const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head;
                     cp_async16(qs + b * kQBlockBytes + r * 128 + 16 * (ch ^ (r & 7)), q + 64 * b + 8 * ch, true);
                 }
@@ -201,6 +185,28 @@ struct Consumer {
           nj(wg_ ? (kRows - kSplitRow) / 8 : kSplitRow / 8),
           warp((threadIdx.x / kWarp) % 4), lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
+    }
+
+    // f(j, e) for each Sᵀ row rb + 8j + 2t + e this thread holds (j < nj), unrolled.
+    template <class F> __device__ __forceinline__ void for_rows(F f) const
+    {
+#pragma unroll
+        for (int j = 0; j < kN8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                if (j < nj)
+                    f(j, e);
+    }
+
+    // A value reduced over the 8 lanes of one t (the keys 16·warp + g of a row), then stored
+    // for the cross-warp step: red[warp][row]. Every lane returns the warp's result.
+    template <class Op> __device__ __forceinline__ void to_red(float *red, int n, float v, Op op) const
+    {
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, 4));
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, 8));
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, 16));
+        if (g == 0)
+            red[warp * 40 + n] = v;
     }
 
     __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
@@ -250,7 +256,7 @@ struct Consumer {
         wgmma_commit();
     }
 
-    __device__ int row_token(int n) const { return (ps.row0 + min(n, ps.nrows - 1)) / p.heads; }
+    __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
 
     // Scores to the log2 domain, hidden keys to -inf.
     __device__ void scale_and_mask(int tile)
@@ -264,20 +270,18 @@ struct Consumer {
         if (!mask && k0 + kKeys <= keys)
             return;
         const uint8_t *mk = p.custom_mask + ps.rq.mask0;
+        for_rows([&](int j, int e) {
+            const int64_t tok = row_token(rb + 8 * j + 2 * t + e);
 #pragma unroll
-        for (int j = 0; j < kN8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                if (j >= nj)
-                    break;
-                const int64_t key = k0 + 16 * warp + g + 8 * (e / 2);
-                const int n = rb + 8 * j + 2 * t + e % 2;
+            for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h
+                const int64_t key = k0 + 16 * warp + g + 8 * h;
                 bool vis = key < keys;
                 if (vis && mask && (key >= P || !p.prefix_visible))
-                    vis = mk[(int64_t)row_token(n) * keys + key] != 0;
+                    vis = mk[tok * keys + key] != 0;
                 if (!vis)
-                    s[4 * j + e] = -CUDART_INF_F;
+                    s[4 * j + 2 * h + e] = -CUDART_INF_F;
             }
+        });
     }
 
     // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into shared memory
@@ -291,53 +295,32 @@ struct Consumer {
         int *moved = reinterpret_cast<int *>(sm + Smem::moved) + 2 * buf;
         float m[kN8][2];
         bool up = false;
-#pragma unroll
-        for (int j = 0; j < kN8; j++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (j >= nj)
-                    break;
-                m[j][e] = rm[rb + 8 * j + 2 * t + e];
-                up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
-            }
+        for_rows([&](int j, int e) {
+            m[j][e] = rm[rb + 8 * j + 2 * t + e];
+            up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
+        });
         const bool rescale = barrier_or(kBarVote + wg, 128, up); // also: every thread has read rm
-        if (rescale) {
-#pragma unroll
-            for (int j = 0; j < kN8; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    if (j >= nj)
-                        break;
-                    float mx = fmaxf(s[4 * j + e], s[4 * j + 2 + e]);
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
-                    if (g == 0)
-                        red[warp * 40 + 8 * j + 2 * t + e] = mx;
-                }
-        }
+        if (rescale)
+            for_rows([&](int j, int e) {
+                to_red(red, 8 * j + 2 * t + e, fmaxf(s[4 * j + e], s[4 * j + 2 + e]),
+                       [](float a, float b) { return fmaxf(a, b); });
+            });
         // Every tile, not only when rescaling: both warpgroups then pass the same number of
         // barriers, which compute-sanitizer's racecheck needs to order the shared buffers.
         named_barrier(kBarWg + wg, 128);
-        if (rescale) {
-#pragma unroll
-            for (int j = 0; j < kN8; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    if (j >= nj)
-                        break;
-                    const int n = 8 * j + 2 * t + e;
-                    const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
-                    const float mnew = fmaxf(m[j][e], mx);
-                    const float c = mnew == m[j][e] ? 1.f : exp2f(m[j][e] - mnew); // 0 when m was -inf
-                    l[j][e] *= c;
-                    m[j][e] = mnew;
-                    if (warp == 0 && g == 0) {
-                        rm[rb + n] = mnew;
-                        corr[rb + n] = c;
-                    }
+        if (rescale)
+            for_rows([&](int j, int e) {
+                const int n = 8 * j + 2 * t + e;
+                const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
+                const float mnew = fmaxf(m[j][e], mx);
+                const float c = mnew == m[j][e] ? 1.f : exp2f(m[j][e] - mnew); // 0 when m was -inf
+                l[j][e] *= c;
+                m[j][e] = mnew;
+                if (warp == 0 && g == 0) {
+                    rm[rb + n] = mnew;
+                    corr[rb + n] = c;
                 }
-        }
+            });
         if (threadIdx.x % 128 == 0)
             moved[wg] = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
@@ -466,28 +449,15 @@ struct Consumer {
     {
         float *red = reinterpret_cast<float *>(sm + Smem::red) + wg * 4 * 40;
         float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
-#pragma unroll
-        for (int j = 0; j < kN8; j++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (j >= nj)
-                    break;
-                float v = l[j][e];
-                v += __shfl_xor_sync(0xffffffffu, v, 4);
-                v += __shfl_xor_sync(0xffffffffu, v, 8);
-                v += __shfl_xor_sync(0xffffffffu, v, 16);
-                if (g == 0)
-                    red[warp * 40 + 8 * j + 2 * t + e] = v;
-            }
+        for_rows([&](int j, int e) {
+            to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
+        });
         named_barrier(kBarWg + wg, 128);
         const int tid = threadIdx.x % 128;
         if (tid < 8 * nj)
             rsum[rb + tid] = red[tid] + red[40 + tid] + red[80 + tid] + red[120 + tid];
         named_barrier(kBarConsumers, 256);
     }
-
-    __device__ int64_t token_of(int n) const { return ps.rq.q0 + (ps.row0 + n) / p.heads; }
-    __device__ int head_of(int n) const { return (ps.row0 + n) % p.heads; }
 
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes); lse of this warpgroup's rows.
     __device__ void write_output()
@@ -499,22 +469,15 @@ struct Consumer {
         for (int j = 0; j < kRows / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
             const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
-            const int n = 8 * j + g;
-            uint16_t *dst = n < nrows ? p.o + token_of(n) * p.stride_o_token + head_of(n) * p.stride_o_head : nullptr;
+            uint16_t *dst = ps.o_row(p, 8 * j + g);
 #pragma unroll
             for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const unsigned v = movmatrix_t(pack_bf16(o[i][4 * j + 2 * h] * ia, o[i][4 * j + 2 * h + 1] * ib));
-                    if (dst)
-                        *reinterpret_cast<unsigned *>(dst + 256 * wg + 64 * i + 16 * warp + 8 * h + 2 * t) = v;
-                }
+                store_o_m16n8(dst, 256 * wg + 64 * i + 16 * warp, o[i][4 * j], o[i][4 * j + 1], o[i][4 * j + 2],
+                              o[i][4 * j + 3], ia, ib);
         }
         const int n = rb + threadIdx.x % 128;
-        if (p.lse && threadIdx.x % 128 < 8 * nj && n < nrows) {
-            const float l = rsum[n];
-            p.lse[token_of(n) * p.heads + head_of(n)] = l > 0.f ? (rm[n] + log2f(l)) * kLn2 : -CUDART_INF_F;
-        }
+        if (p.lse && threadIdx.x % 128 < 8 * nj && n < nrows)
+            p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
     }
 
     // A cut unit: the unnormalised Oᵀ and this warpgroup's row stats into the partial slot.
@@ -527,17 +490,9 @@ struct Consumer {
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int n = 8 * j + 2 * t + e;
-                if (n >= nrows)
-                    continue;
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int d = 256 * wg + 64 * i + 16 * warp + g;
-                    acc[(size_t)n * kDv + d] = o[i][4 * j + e];
-                    acc[(size_t)n * kDv + d + 8] = o[i][4 * j + 2 + e];
-                }
-            }
+            for (int i = 0; i < 4; i++)
+                store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, 256 * wg + 64 * i + 16 * warp + g, o[i][4 * j],
+                                    o[i][4 * j + 1], o[i][4 * j + 2], o[i][4 * j + 3]);
         const int n = rb + threadIdx.x % 128;
         if (threadIdx.x % 128 < 8 * nj && n < nrows)
             w.ml[(size_t)slot * kRows + n] = make_float2(rm[n], rsum[n]);
@@ -638,12 +593,8 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
-    if (cudaError_t e = check_alignment(*p, "mla_wgmma", 16))
+    if (cudaError_t e = check_scheduled_launch(*p, ws, "mla_wgmma"))
         return e;
-    if ((uintptr_t)ws % 256) {
-        fprintf(stderr, "mla_wgmma: the workspace at %p is not 256-byte aligned: launch refused\n", ws);
-        return cudaErrorInvalidValue;
-    }
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     static bool set = false; // a host-side attribute: allowed while a capture is open

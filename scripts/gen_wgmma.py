@@ -7,10 +7,11 @@ C++ templates cannot spell, so the wrappers are generated rather than written by
 """
 import sys
 
-SHAPES = [  # (N, transpose A): Sᵀ = K·Qᵀ per consumer warpgroup, Oᵀ = Vᵀ·Pᵀ
-    (40, 0),
-    (32, 0),
-    (72, 1),
+SHAPES = [  # (N, transpose A)
+    (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of the first consumer warpgroup
+    (32, 0),  # and of the second
+    (72, 1),  # Oᵀ = Vᵀ·Pᵀ
+    (128, 0),  # the wgmma ceiling probe
 ]
 
 
