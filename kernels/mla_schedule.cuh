@@ -329,47 +329,87 @@ inline int device_sm_count()
     return sms;
 }
 
-// The combine launch: one block of 128 threads per q row (grid-strided), merging the
-// partials of rows whose unit was cut. Rows of uncut units were written by the main launch.
+// The combine launch: one block of 128 threads per row of a unit (grid-strided over every
+// possible unit row, so no search maps a row to its request), merging the partials of rows
+// whose unit was cut; rows of uncut units were written by the main launch. No load waits for
+// another's result: the pieces' (max, sum) are read across the block at once and their
+// partial rows kBatch at a time, so a row costs a few memory latencies whatever its number
+// of pieces (132 at bs 1 × 200k), where a loop of dependent loads cost one or two per piece.
 template <int kDv>
 __global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
 {
-    static_assert(kDv == 128 * 4, "one float4 of the row per thread");
-    SchedWorkspace w(ws, c, p.batch, kDv);
-    const int64_t rows = load_index(p.qo_indptr, p.qo_indptr_width, p.batch) * p.heads;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const int64_t t = row / p.heads;
-        const int h = (int)(row % p.heads);
-        const int lo = request_of_token(p, t);
-        const int64_t local = (t - load_index(p.qo_indptr, p.qo_indptr_width, lo)) * p.heads + h;
-        const int rt = (int)(local / c.rows), rr = (int)(local % c.rows);
-        const PlanEntry plan = w.plan[(size_t)lo * c.row_tiles + rt];
-        if (plan.pieces <= 1)
+    constexpr int kThreads = 128, kBatch = 8;
+    static_assert(kDv == kThreads * 4, "one float4 of the row per thread");
+    __shared__ float2 weight[kThreads]; // (scale, scaled sum) of each piece of a chunk
+    __shared__ float warp_max[kThreads / kWarp];
+    const SchedWorkspace w(ws, c, p.batch, kDv);
+    const int tid = threadIdx.x;
+    const int64_t unit_rows = (int64_t)p.batch * c.row_tiles * c.rows;
+    for (int64_t idx = blockIdx.x; idx < unit_rows; idx += gridDim.x) {
+        const int u = (int)(idx / c.rows), rr = (int)(idx % c.rows), b = u / c.row_tiles;
+        const int64_t r = (int64_t)(u % c.row_tiles) * c.rows + rr; // row of request b
+        const int64_t q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
+        const int64_t T = load_index(p.qo_indptr, p.qo_indptr_width, b + 1) - q0;
+        const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
+        if (r >= T * p.heads || plan.pieces <= 1)
             continue;
+        auto slot_of = [&](int k) { return k ? 2 * (plan.slot0 / 2 + k) : plan.slot0; };
+        auto ml_of = [&](int k) { return w.ml[(size_t)slot_of(k) * c.rows + rr]; };
+
+        // The row's max over the pieces that saw a visible key.
         float mx = -CUDART_INF_F;
-        for (int k = 0; k < plan.pieces; k++) {
-            const int slot = k ? 2 * (plan.slot0 / 2 + k) : plan.slot0;
-            const float2 ml = w.ml[(size_t)slot * c.rows + rr];
+        for (int k = tid; k < plan.pieces; k += kThreads) {
+            const float2 ml = ml_of(k);
             if (ml.y > 0.f)
                 mx = fmaxf(mx, ml.x);
         }
+#pragma unroll
+        for (int o = kWarp / 2; o > 0; o /= 2)
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        if (tid % kWarp == 0)
+            warp_max[tid / kWarp] = mx;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kThreads / kWarp; k++)
+            mx = fmaxf(mx, warp_max[k]);
+
+        // Pieces in chunks of kThreads: their weights through shared memory, their rows of
+        // partial O (this thread's 4 dims) kBatch loads in flight at a time.
         float lsum = 0.f;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int k = 0; k < plan.pieces; k++) {
-            const int slot = k ? 2 * (plan.slot0 / 2 + k) : plan.slot0;
-            const float2 ml = w.ml[(size_t)slot * c.rows + rr];
-            if (!(ml.y > 0.f))
-                continue;
-            const float f = exp2f(ml.x - mx);
-            lsum += ml.y * f;
-            const float4 v = reinterpret_cast<const float4 *>(w.acc + ((size_t)slot * c.rows + rr) * kDv)[threadIdx.x];
-            acc.x += v.x * f, acc.y += v.y * f, acc.z += v.z * f, acc.w += v.w * f;
+        for (int k0 = 0; k0 < plan.pieces; k0 += kThreads) {
+            const int n = min(kThreads, plan.pieces - k0);
+            if (tid < n) {
+                const float2 ml = ml_of(k0 + tid);
+                const float f = ml.y > 0.f ? exp2f(ml.x - mx) : 0.f;
+                weight[tid] = make_float2(f, ml.y * f);
+            }
+            __syncthreads();
+            for (int i0 = 0; i0 < n; i0 += kBatch) {
+                float4 v[kBatch];
+                float f[kBatch];
+#pragma unroll
+                for (int i = 0; i < kBatch; i++) {
+                    const float2 wt = i0 + i < n ? weight[i0 + i] : make_float2(0.f, 0.f);
+                    f[i] = wt.x;
+                    lsum += wt.y;
+                    v[i] = f[i] > 0.f ? reinterpret_cast<const float4 *>(
+                                            w.acc + ((size_t)slot_of(k0 + i0 + i) * c.rows + rr) * kDv)[tid]
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+                }
+#pragma unroll
+                for (int i = 0; i < kBatch; i++)
+                    acc.x += v[i].x * f[i], acc.y += v[i].y * f[i], acc.z += v[i].z * f[i], acc.w += v[i].w * f[i];
+            }
+            __syncthreads(); // weight and warp_max are rewritten next
         }
+        const int64_t t = q0 + r / p.heads;
+        const int h = (int)(r % p.heads);
         const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
         __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(p.o + t * p.stride_o_token + h * p.stride_o_head);
-        o[2 * threadIdx.x] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-        o[2 * threadIdx.x + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
-        if (p.lse && threadIdx.x == 0)
+        o[2 * tid] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+        o[2 * tid + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
+        if (p.lse && tid == 0)
             p.lse[t * p.heads + h] = row_lse(mx, lsum);
     }
 }
