@@ -56,10 +56,19 @@ constexpr int kEarly = kRing - kBlocks;         // blocks of tile t+1 not reusin
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
 constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
 constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
-constexpr int kProducerRegs = 40, kConsumerRegs = 232; // 128·40 + 256·232 ≤ 64K
+// setmaxnreg moves registers between the warpgroups of a CTA: the consumers' increase is served
+// only by what the producer releases out of the registers the CTA was launched with (ptxas's
+// count under __launch_bounds__(kThreads, 1): 168 a thread, 64,512 in all), so 128 · producer
+// + 256 · consumer must fit in that, or the consumers wait forever. unsupported() checks it
+// against the built kernel. 56 / 224: ptxas reports 12 bytes of spills (40 / 232: 52, with the
+// producer's q copy unrolled).
+constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
-constexpr int kC0 = 1, kMinSpan = 1;            // schedule: piece overhead and smallest span, in tiles
+// Schedule: a piece's fixed cost (q, the pipeline's fill, the partial and its merge) and the
+// smallest span, in tiles. c0 = 3 against 1 (results/h200/NOTES.md): bs 8 × 4096 62.0 →
+// 55.9 µs, bs 32 × 4k 120 → 116, bs 1 × 4096 40.6 → 37.8; no change at bs 1 × 512, bs 1 × 200k.
+constexpr int kC0 = 3, kMinSpan = 1;
 
 // Barrier ids (0 is __syncthreads): both consumer warpgroups; each consumer warpgroup; the
 // producer warpgroup; each consumer warpgroup's max vote.
@@ -148,11 +157,16 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             }
             if (tile == lo) {
                 mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
-                for (int i = tid; i < kRows * kBlocks * 8; i += 128) {
-                    const int r = i / (kBlocks * 8), b = (i / 8) % kBlocks, ch = i % 8;
-                    const int lr = ps.row(r);
-                    const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head;
-                    cp_async16(qs + b * kQBlockBytes + r * 128 + 16 * (ch ^ (r & 7)), q + 64 * b + 8 * ch, true);
+                // One (row, k-block) per step, its 8 chunks unrolled: the row's address (two
+                // divisions and 64-bit products) is worked out 6 times a thread, not 41.
+                for (int i = tid; i < kRows * kBlocks; i += 128) {
+                    const int r = i / kBlocks, b = i % kBlocks, lr = ps.row(r);
+                    const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
+                                        (lr % p.heads) * p.stride_q_head + 64 * b;
+                    const unsigned dst = qs + b * kQBlockBytes + r * 128;
+#pragma unroll
+                    for (int ch = 0; ch < 8; ch++)
+                        cp_async16(dst + 16 * (ch ^ (r & 7)), q + 8 * ch, true);
                 }
                 cp_async_mbar_arrive(bar.qfull());
                 pieces++;
@@ -588,6 +602,13 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
     }
     if (smem_exceeds_optin(Smem::alloc, why, n))
         return 1;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, wgmma_kernel) == cudaSuccess &&
+        128 * kProducerRegs + 256 * kConsumerRegs > kThreads * fa.numRegs) {
+        snprintf(why, n, "built with %d registers a thread: too few for the warpgroups' setmaxnreg split %d/%d",
+                 fa.numRegs, kProducerRegs, kConsumerRegs);
+        return 1;
+    }
     return 0;
 }
 
