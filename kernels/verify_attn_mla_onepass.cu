@@ -51,7 +51,10 @@ constexpr int kRowBytes = kDqk * 2;        // one KV or q row: 1152 bytes, 72 ch
 constexpr int kChunks = kRowBytes / 16;
 constexpr int kMaxN8 = 9;                  // at most 72 rows per unit: 144 accumulators per thread
 constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives in the KV stages
-constexpr int kC0 = 2, kMinSpan = 1;       // schedule: piece overhead and smallest span, in tiles
+// Schedule: a piece's fixed cost (the q copy, the pipeline's fill, the partial and its merge)
+// and the smallest span, in tiles. c0 = 6 against 2 (results/h200/NOTES.md): bs 8 × 4096
+// 74.4 → 65.6 µs, bs 1 × 4096 54.5 → 39.5, bs 8 × 23k 205 → 196; no change at bs 1 × 512.
+constexpr int kC0 = 6, kMinSpan = 1;
 constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in B-fragment order
 
 // Shared memory of one configuration; every offset a multiple of 16 bytes.
