@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots a verifybench results file: time against context length per kernel on log axes,
-with the floor (max of bytes / read ceiling and flops / mma ceiling) as a line, and, given a
+with the floor (max of bytes / read ceiling and flops / the fastest tensor ceiling, as the
+harness writes it) as a line, and, given a
 Triton baseline dump, the speedup against it.
 
 Context length is the mean prefix length of a scenario's requests; every scenario with one
@@ -17,9 +18,20 @@ import os
 import sys
 
 
+def floor_of(hot, wgmma_tflops):
+    """The harness's floor (result.c), derived as `verifybench report` derives it, so that files
+    written before a share existed plot the same floor: median times the larger of the bandwidth
+    share and the smaller nonzero tensor share (that of the fastest tensor ceiling)."""
+    wgmma = hot.get("wgmma_share") or ((hot.get("tflops") or 0) / wgmma_tflops if wgmma_tflops else 0)
+    tensor = [x for x in (hot.get("mma_share"), wgmma) if x and x > 0]
+    share = max(hot.get("bw_share") or 0, min(tensor) if tensor else 0)
+    return hot["median_us"] * share if share > 0 else float("nan")
+
+
 def load_points(results, mode):
     """(batch, context, kernel) -> (median, p10, p90, floor, shape_key) for base variants."""
     pts = {}
+    wgmma_tflops = (results.get("ceilings") or {}).get("wgmma_bf16_tflops") or 0
     for s in results["scenarios"]:
         shape = s.get("shape") or {}
         if not s.get("valid") or not str(shape.get("prefix_len", "")).isdigit():
@@ -29,8 +41,7 @@ def load_points(results, mode):
             hot = ((r.get("timing") or {}).get("hot")) or {}
             if r["variant"] != "base" or r["mode"] != mode or not hot.get("samples"):
                 continue
-            share = max(hot.get("bw_share") or 0, hot.get("mma_share") or 0)
-            floor = hot["median_us"] * share if share > 0 else float("nan")
+            floor = floor_of(hot, wgmma_tflops)
             key = (batch, ctx, r["kernel"])
             # one point per (batch, context): the first scenario that has it
             pts.setdefault(key, (hot["median_us"], hot["p10_us"], hot["p90_us"], floor, s["shape_key"]))

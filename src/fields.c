@@ -19,6 +19,7 @@ static const vb_field timing_fields[] = {
     FIELD(vb_timing, tflops, "tflops", VB_FIELD_DOUBLE, 0),
     FIELD(vb_timing, bw_share, "bw_share", VB_FIELD_DOUBLE, VB_FIELD_POSITIVE),
     FIELD(vb_timing, mma_share, "mma_share", VB_FIELD_DOUBLE, VB_FIELD_POSITIVE),
+    FIELD(vb_timing, wgmma_share, "wgmma_share", VB_FIELD_DOUBLE, VB_FIELD_POSITIVE),
     FIELD(vb_timing, floor_us, "floor_us", VB_FIELD_DOUBLE, VB_FIELD_POSITIVE),
     FIELD(vb_timing, floor_ratio, "floor_ratio", VB_FIELD_DOUBLE, VB_FIELD_POSITIVE),
 };

@@ -15,7 +15,7 @@
 /* This run's measured ceilings: GB/s and TFLOP/s are reported as shares of them. */
 typedef struct vb_ceilings {
     double read_gbps, mma_tflops;
-    double wgmma_tflops; /* sm_90 only; reported, not yet used by any floor */
+    double wgmma_tflops; /* sm_90 only; 0 elsewhere */
 } vb_ceilings;
 
 struct vb_gpu {

@@ -43,6 +43,7 @@ int vb_gpu_measure(vb_gpu *g, vb_launch_fn fn, void *ctx, const vb_timing_spec *
         out->tflops = flops / (out->median_us * 1e6);
         out->bw_share = ceil->read_gbps > 0 ? out->gbps / ceil->read_gbps : 0;
         out->mma_share = ceil->mma_tflops > 0 ? out->tflops / ceil->mma_tflops : 0;
+        out->wgmma_share = ceil->wgmma_tflops > 0 ? out->tflops / ceil->wgmma_tflops : 0;
         vb_timing_set_floor(out);
     }
     for (int i = 0; i < made; i++)

@@ -360,7 +360,10 @@ static int read_record(const cJSON *x, vb_results *r, int idx, const char *path,
         snprintf(sub, sizeof sub, "%s.timing.%s", path, names[i]);
         if (vb_fields_from_json(cJSON_GetObjectItemCaseSensitive(t, names[i]), &vb_timing_table, ts[i], sub, why, n))
             return -1;
-        vb_timing_set_floor(ts[i]); /* derived, so files written before the field existed have it too */
+        /* Derived, so files written before these fields existed have them too. */
+        if (ts[i]->wgmma_share <= 0 && r->gpu.wgmma_tflops > 0 && ts[i]->tflops > 0)
+            ts[i]->wgmma_share = ts[i]->tflops / r->gpu.wgmma_tflops;
+        vb_timing_set_floor(ts[i]);
     }
     return 0;
 }

@@ -30,7 +30,11 @@ void vb_results_init(vb_results *r) { memset(r, 0, sizeof *r); }
 
 void vb_timing_set_floor(vb_timing *t)
 {
-    const double share = t->bw_share > t->mma_share ? t->bw_share : t->mma_share;
+    /* The larger tensor ceiling gives the smaller share (the same flops over more TFLOP/s). */
+    double tensor = t->mma_share;
+    if (t->wgmma_share > 0 && (tensor <= 0 || t->wgmma_share < tensor))
+        tensor = t->wgmma_share;
+    const double share = t->bw_share > tensor ? t->bw_share : tensor;
     t->floor_us = t->samples && share > 0 ? t->median_us * share : 0;
     t->floor_ratio = t->samples && share > 0 ? 1.0 / share : 0;
 }

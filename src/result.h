@@ -42,8 +42,12 @@ typedef struct vb_timing {
     double median_us, p10_us, p90_us;
     double gbps, tflops;    /* from the minimal traffic and flop counts */
     double bw_share, mma_share; /* of this run's measured ceilings; 0 if not measured */
-    /* The floor: max(bytes / read ceiling, flops / mma ceiling) = median · max(shares), and
-     * median ÷ floor (1 would be a kernel at the ceiling); 0 if no ceiling was measured. */
+    double wgmma_share;     /* of the sm_90a wgmma ceiling; 0 off Hopper or if not measured */
+    /* The floor: max(bytes / read ceiling, flops / tensor ceiling), where the tensor ceiling is
+     * the fastest tensor instruction measured on the device (wgmma on sm_90, else mma.sync), so
+     * one floor per scenario bounds every kernel on this GPU: median · max(bw_share, the smaller
+     * nonzero tensor share). Also median ÷ floor (1 would be a kernel at the ceiling); 0 if no
+     * ceiling was measured. */
     double floor_us, floor_ratio;
 } vb_timing;
 
@@ -109,7 +113,7 @@ void vb_results_free(vb_results *r);
 /* Worst status over all records: what main() turns into the exit code. */
 int vb_results_failures(const vb_results *r);
 
-/* Derives floor_us and floor_ratio from the median and the two shares. */
+/* Derives floor_us and floor_ratio from the median and the shares. */
 void vb_timing_set_floor(vb_timing *t);
 
 /* Best and worst floor ratio (hot timings) over one kernel's records; 0 when none is timed. */

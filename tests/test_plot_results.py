@@ -49,4 +49,10 @@ import plot_results  # noqa: E402
 assert plot_results.baseline_label({"impl": "sglang", "sglang_version": "0.5.23"}) == "SGLang 0.5.23"
 assert plot_results.baseline_label({"impl": "builtin", "mirrors_sglang": "0.5.9"}) == "builtin (SGLang 0.5.9)"
 assert plot_results.baseline_label({"impl": "builtin"}) == "builtin"
-print("plot_results: 2 figures written, a foreign file refused, baselines named")
+# The floor line is the harness's: the larger of the bandwidth share and the fastest tensor
+# ceiling's share, the wgmma one derived from the ceiling where the file predates the field.
+flops_bound = {"median_us": 200.0, "bw_share": 0.05, "mma_share": 0.5, "tflops": 326.4}
+assert abs(plot_results.floor_of(flops_bound, 960.0) - 68.0) < 1e-9
+assert abs(plot_results.floor_of(flops_bound, 0) - 100.0) < 1e-9  # no wgmma ceiling: mma.sync's
+assert abs(plot_results.floor_of(dict(flops_bound, bw_share=0.9), 960.0) - 180.0) < 1e-9
+print("plot_results: 2 figures written, a foreign file refused, baselines named, floors as the harness's")

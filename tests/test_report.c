@@ -32,7 +32,8 @@ static void fill(vb_results *r)
     a->status = VB_PASS;
     a->checks.ran = 1, a->checks.max_err_ratio = 0.43, a->checks.requests = 8, a->checks.paths_equal = 8;
     a->checks.near_ties = 2, a->checks.worst[2] = 5, a->checks.lse_max_err = 1e-5;
-    a->hot = (vb_timing){30, 1234.5, 1200.0, 1300.0, 1500.0, 0.8, 0.34, 0.001, 0, 0};
+    a->hot = (vb_timing){.samples = 30, .median_us = 1234.5, .p10_us = 1200.0, .p90_us = 1300.0, .gbps = 1500.0,
+                         .tflops = 0.8, .bw_share = 0.34, .mma_share = 0.001};
     vb_timing_set_floor(&a->hot); /* bandwidth-bound: floor 1234.5 · 0.34 = 419.73 us */
     vb_record *b = vb_results_add_record(r, i, "ragged", "naive_gpu", VB_MODE_GRAPH);
     b->status = VB_FAIL;
@@ -60,6 +61,8 @@ static void test_json_round_trip(void)
     CHECK(a->checks.ran && a->checks.max_err_ratio == 0.43 && a->checks.near_ties == 2 && a->checks.worst[2] == 5);
     CHECK(a->hot.samples == 30 && a->hot.median_us == 1234.5 && a->hot.p90_us == 1300.0 && a->hot.bw_share == 0.34);
     CHECK(fabs(a->hot.floor_us - 419.73) < 1e-9 && fabs(a->hot.floor_ratio - 1 / 0.34) < 1e-12);
+    /* A file without wgmma_share (written before it existed) gets it from the ceiling on load. */
+    CHECK(fabs(a->hot.wgmma_share - 0.8 / 780) < 1e-15);
     CHECK(a->cold.samples == 0 && a->cold.floor_ratio == 0);
     CHECK(b->status == VB_FAIL && !strcmp(b->variant, "ragged") && strstr(b->message, "\"quoted\""));
     CHECK(!b->checks.ran && b->hot.samples == 0);
@@ -121,6 +124,24 @@ static int count_lines(const char *s)
     return n;
 }
 
+/* The floor takes the fastest tensor ceiling the device measured: on sm_90 wgmma's, whose share
+ * of the same flops is the smaller; elsewhere mma.sync's. */
+static void test_floor(void)
+{
+    vb_timing t = {.samples = 10, .median_us = 200.0, .bw_share = 0.05, .mma_share = 0.5, .wgmma_share = 0.34};
+    vb_timing_set_floor(&t);
+    CHECK(fabs(t.floor_us - 68.0) < 1e-9 && fabs(t.floor_ratio - 1 / 0.34) < 1e-12);
+    t.wgmma_share = 0; /* no wgmma ceiling (not Hopper) */
+    vb_timing_set_floor(&t);
+    CHECK(fabs(t.floor_us - 100.0) < 1e-9);
+    t.bw_share = 0.9, t.wgmma_share = 0.34; /* bandwidth-bound whatever the tensor shares */
+    vb_timing_set_floor(&t);
+    CHECK(fabs(t.floor_us - 180.0) < 1e-9);
+    t = (vb_timing){.samples = 10, .median_us = 200.0}; /* no ceiling measured: no floor */
+    vb_timing_set_floor(&t);
+    CHECK(t.floor_us == 0 && t.floor_ratio == 0);
+}
+
 static void test_text_formats(void)
 {
     vb_results r;
@@ -133,7 +154,8 @@ static void test_text_formats(void)
     CHECK(count_lines(buf) == 3 && !strncmp(buf, "scenario,variant,kernel,mode,status", 35));
     CHECK(strstr(buf, "\"12 elements beyond tolerance, \"\"quoted\"\"\"") != NULL); /* CSV quoting */
     CHECK(strstr(buf, ",30,1234.5,1200,1300,1500,0.8,") != NULL); /* hot: samples, median, p10, p90, GB/s, TFLOP/s */
-    CHECK(strstr(buf, ",hot_floor_us,hot_floor_ratio,") && strstr(buf, ",0.34,0.001,419.73,2.94118,"));
+    CHECK(strstr(buf, ",hot_mma_share,hot_wgmma_share,hot_floor_us,hot_floor_ratio,") != NULL);
+    CHECK(strstr(buf, ",0.34,0.001,,419.73,2.94118,") != NULL); /* no wgmma ceiling in the record: empty */
     free(buf);
     f = open_memstream(&buf, &len);
     vb_report_markdown(f, &r);
@@ -157,6 +179,7 @@ int main(void)
 {
     test_json_round_trip();
     test_strict_reader();
+    test_floor();
     test_text_formats();
     TEST_MAIN_END();
 }
