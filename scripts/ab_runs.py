@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A/B timing of two verifybench builds on one machine: runs A, B, A, B, ... (ROUNDS times each)
+with the same arguments, then prints one line per timed record that both builds measured: A's
+and B's time (the median over rounds of each run's hot median), B / A, and the range of each
+over the rounds. Interleaving puts both builds under the same clocks, temperature and memory
+placement: on an H200 one build's long-context times moved by 0.2-3% between runs of a session
+and by 1-3% between machine starts, as much as many kernel changes.
+
+Correctness is checked in every run as always; the exit code is the worst of the runs' (1 when
+a check failed in either build, 4 on a CUDA error), and a record whose status differs between
+the builds is listed whatever its time.
+
+usage: scripts/ab_runs.py BIN_A BIN_B OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...
+  e.g. scripts/ab_runs.py old/build/verifybench build/verifybench ab --rounds 2 -- \\
+       configs/context_lengths.json -f size=8 -k mla_wgmma -q --cold-l2 off
+(build the old revision beside the new one: git worktree add ../old REV && cd ../old &&
+ scripts/bootstrap.sh). Writes OUTDIR/a_1.json, b_1.json, ... (each run's stdout beside it as
+.txt) and OUTDIR/ab.json (the table).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run_order(rounds):
+    """The runs, interleaved: ('a', 1), ('b', 1), ('a', 2), ..."""
+    return [(side, i) for i in range(1, rounds + 1) for side in ("a", "b")]
+
+
+def records(path, modes):
+    """(scenario, variant, kernel, mode) -> (status, hot median or None) of one results file."""
+    with open(path) as f:
+        d = json.load(f)
+    if d.get("schema") != "verifybench.results/1":
+        raise ValueError(f"{path}: not a verifybench.results/1 file")
+    out = {}
+    for s in d.get("scenarios", []):
+        for r in s.get("records", []):
+            if r["mode"] not in modes:
+                continue
+            hot = ((r.get("timing") or {}).get("hot")) or {}
+            out[(s["name"], r["variant"], r["kernel"], r["mode"])] = (r["status"], hot.get("median_us"))
+    return out
+
+
+def compare(runs_a, runs_b):
+    """Rows for the records of both builds: key, A and B (median over rounds), B / A, ranges, and
+    the statuses when they differ. runs_*: one records() dict per round."""
+    rows = []
+    keys = sorted(set().union(*runs_a, *runs_b))
+    for k in keys:
+        sa = {r[k][0] for r in runs_a if k in r}
+        sb = {r[k][0] for r in runs_b if k in r}
+        ta = [r[k][1] for r in runs_a if k in r and r[k][1]]
+        tb = [r[k][1] for r in runs_b if k in r and r[k][1]]
+        row = {"scenario": k[0], "variant": k[1], "kernel": k[2], "mode": k[3],
+               "status_a": "/".join(sorted(sa)) or "-", "status_b": "/".join(sorted(sb)) or "-"}
+        if ta and tb:
+            a, b = statistics.median(ta), statistics.median(tb)
+            row.update(a_us=a, b_us=b, ratio=b / a, a_range=[min(ta), max(ta)], b_range=[min(tb), max(tb)])
+        elif row["status_a"] == row["status_b"]:
+            continue  # untimed in both (no GPU, skipped, unsupported): nothing to compare
+        rows.append(row)
+    return rows
+
+
+def format_rows(rows):
+    lines = [f"{'scenario':44s} {'variant':12s} {'kernel':12s} {'mode':5s} {'A us':>9s} {'B us':>9s} "
+             f"{'B/A':>6s}  A range, B range"]
+    for r in rows:
+        head = f"{r['scenario'][:44]:44s} {r['variant'][:12]:12s} {r['kernel'][:12]:12s} {r['mode']:5s}"
+        if "ratio" in r:
+            line = (f"{head} {r['a_us']:9.1f} {r['b_us']:9.1f} {r['ratio']:6.3f}  "
+                    f"{r['a_range'][0]:.1f}-{r['a_range'][1]:.1f}, {r['b_range'][0]:.1f}-{r['b_range'][1]:.1f}")
+        else:
+            line = f"{head} {'':9s} {'':9s} {'':6s}"
+        if r["status_a"] != r["status_b"]:
+            line += f"  status A {r['status_a']}, B {r['status_b']}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main(argv):
+    if "--" not in argv:
+        sys.exit("usage: scripts/ab_runs.py BIN_A BIN_B OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...")
+    cut = argv.index("--")
+    ap = argparse.ArgumentParser(prog="ab_runs.py")
+    ap.add_argument("bin_a")
+    ap.add_argument("bin_b")
+    ap.add_argument("outdir")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mode", choices=("graph", "eager", "both"), default="graph")
+    opt = ap.parse_args(argv[:cut])
+    args = argv[cut + 1:]
+    if opt.rounds < 1:
+        sys.exit("ab_runs.py: --rounds must be at least 1")
+    for b in (opt.bin_a, opt.bin_b):
+        if not os.access(b, os.X_OK):
+            sys.exit(f"ab_runs.py: {b}: not an executable")
+    os.makedirs(opt.outdir, exist_ok=True)
+    modes = ("graph", "eager") if opt.mode == "both" else (opt.mode,)
+    worst, runs = 0, {"a": [], "b": []}
+    for side, i in run_order(opt.rounds):
+        path = os.path.join(opt.outdir, f"{side}_{i}.json")
+        binary = opt.bin_a if side == "a" else opt.bin_b
+        print(f"ab_runs: {side.upper()} round {i}: {binary}", file=sys.stderr, flush=True)
+        with open(os.path.join(opt.outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
+            rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
+        worst = max(worst, rc)
+        if not os.path.exists(path):
+            sys.exit(f"ab_runs.py: {binary} exited {rc} and wrote no {path}")
+        runs[side].append(records(path, modes))
+    rows = compare(runs["a"], runs["b"])
+    with open(os.path.join(opt.outdir, "ab.json"), "w") as f:
+        json.dump({"a": opt.bin_a, "b": opt.bin_b, "rounds": opt.rounds, "args": args, "rows": rows}, f, indent=1)
+    print(format_rows(rows))
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""scripts/ab_runs.py runs two builds interleaved and compares their records: checked with two
+stand-in "builds" (small scripts that log each call and write a results file), so no GPU is
+needed. Asserts the run order, the medians over rounds and B / A, that a record whose status
+differs is listed, and that the worst exit code is returned."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "ab_runs.py")
+
+FAKE = r'''#!/usr/bin/env python3
+import json, os, sys
+side, log = sys.argv[1], sys.argv[2]
+args = sys.argv[3:]
+path = args[args.index("--json") + 1]
+with open(log, "a") as f:
+    f.write(side + " " + " ".join(args[:args.index("--json")]) + "\n")
+n = sum(1 for _ in open(log) if _.startswith(side + " "))  # this build's round
+# k1: A 100, 102 / B 90, 91 (B faster); k2: A 50 / B 55 (slower); k3 fails in B only.
+times = {"a": {"k1": [100.0, 102.0], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
+         "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]}}[side]
+recs = []
+for k, t in times.items():
+    for mode in ("eager", "graph"):
+        ok = t[n - 1] is not None
+        recs.append({"variant": "base", "kernel": k, "mode": mode, "status": "pass" if ok else "FAIL",
+                     "timing": {"hot": {"samples": 10, "median_us": t[n - 1] if mode == "graph" else 1.0} if ok
+                                else {"samples": 0}, "cold": {}}})
+json.dump({"schema": "verifybench.results/1", "scenarios": [{"name": "s", "records": recs}]}, open(path, "w"))
+print("the run's own table")
+sys.exit(1 if side == "b" else 0)
+'''
+
+with tempfile.TemporaryDirectory() as d:
+    log = os.path.join(d, "calls.log")
+    bins = {}
+    for side in ("a", "b"):
+        bins[side] = os.path.join(d, f"build_{side}")
+        with open(bins[side], "w") as f:
+            f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'fake.py')} {side} {log} \"$@\"\n")
+        os.chmod(bins[side], 0o755)
+    with open(os.path.join(d, "fake.py"), "w") as f:
+        f.write(FAKE)
+    out = os.path.join(d, "ab")
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out, "--rounds", "2", "--",
+                        "configs/x.json", "-k", "k1"], capture_output=True, text=True)
+    assert p.returncode == 1, (p.returncode, p.stderr)  # B's runs exited 1: a check failed there
+    calls = [line.split()[0] for line in open(log)]
+    assert calls == ["a", "b", "a", "b"], calls  # interleaved, A first
+    assert all(line.split()[1:] == ["configs/x.json", "-k", "k1"] for line in open(log))
+    rows = {r["kernel"]: r for r in json.load(open(os.path.join(out, "ab.json")))["rows"]}
+    assert set(rows) == {"k1", "k2", "k3"} and all(r["mode"] == "graph" for r in rows.values())
+    assert rows["k1"]["a_us"] == 101.0 and rows["k1"]["b_us"] == 90.5, rows["k1"]
+    assert abs(rows["k1"]["ratio"] - 90.5 / 101.0) < 1e-12 and rows["k1"]["a_range"] == [100.0, 102.0]
+    assert abs(rows["k2"]["ratio"] - 1.1) < 1e-12
+    assert rows["k3"]["status_a"] == "pass" and rows["k3"]["status_b"] == "FAIL" and "ratio" not in rows["k3"]
+    assert "status A pass, B FAIL" in p.stdout and "0.896" in p.stdout and "1.100" in p.stdout, p.stdout
+    assert "the run's own table" not in p.stdout  # each run's stdout goes to its .txt
+    assert open(os.path.join(out, "b_2.txt")).read().strip() == "the run's own table"
+    # --mode both also compares the eager records; bad arguments are refused with one line.
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out, "--rounds", "1", "--mode", "both", "--"],
+                       capture_output=True, text=True)
+    rows = json.load(open(os.path.join(out, "ab.json")))["rows"]
+    assert {r["mode"] for r in rows} == {"eager", "graph"}, rows
+    p = subprocess.run([sys.executable, script, bins["a"], os.path.join(d, "missing"), out, "--"],
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "not an executable" in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out], capture_output=True, text=True)
+    assert p.returncode != 0 and "usage" in p.stderr, p.stderr
+print("ab_runs: interleaved A/B runs, medians over rounds, B / A, status changes, exit codes")
