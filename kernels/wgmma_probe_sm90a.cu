@@ -19,7 +19,7 @@ namespace {
 constexpr int kWarpgroups = 2, kPerGroup = 4;
 constexpr double kFlopsPerMma = 2.0 * 64 * 128 * 16;
 
-__global__ void __launch_bounds__(kWarpgroups * 128, 1) wgmma_kernel(float *sink, int iters)
+__global__ void __launch_bounds__(kWarpgroups * 128, 1) wgmma_ceiling_probe(float *sink, int iters)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __shared__ __align__(128) uint16_t a[64 * 16], b[128 * 16];
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kWarpgroups * 128, 1) wgmma_kernel(float *sink
 
 extern "C" cudaError_t vb_dev_wgmma_probe(float *sink, int sms, int iters, double *flops, cudaStream_t stream)
 {
-    wgmma_kernel<<<sms, kWarpgroups * 128, 0, stream>>>(sink, iters);
+    wgmma_ceiling_probe<<<sms, kWarpgroups * 128, 0, stream>>>(sink, iters);
     *flops = (double)sms * kWarpgroups * iters * kPerGroup * kFlopsPerMma;
     return cudaGetLastError();
 }
