@@ -35,7 +35,7 @@ def records(path, modes):
     with open(path) as f:
         d = json.load(f)
     if d.get("schema") != "verifybench.results/1":
-        raise ValueError(f"{path}: not a verifybench.results/1 file")
+        raise ValueError("not a verifybench.results/1 file")
     out = {}
     for s in d.get("scenarios", []):
         for r in s.get("records", []):
@@ -106,13 +106,18 @@ def main(argv):
     for side, i in run_order(opt.rounds):
         path = os.path.join(opt.outdir, f"{side}_{i}.json")
         binary = opt.bin_a if side == "a" else opt.bin_b
+        if os.path.exists(path):  # an earlier invocation's: never read it as this run's
+            os.remove(path)
         print(f"ab_runs: {side.upper()} round {i}: {binary}", file=sys.stderr, flush=True)
         with open(os.path.join(opt.outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
             rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
         worst = max(worst, rc)
         if not os.path.exists(path):
             sys.exit(f"ab_runs.py: {binary} exited {rc} and wrote no {path}")
-        runs[side].append(records(path, modes))
+        try:
+            runs[side].append(records(path, modes))
+        except (ValueError, KeyError) as e:
+            sys.exit(f"ab_runs.py: {path}: {e}")
     rows = compare(runs["a"], runs["b"])
     with open(os.path.join(opt.outdir, "ab.json"), "w") as f:
         json.dump({"a": opt.bin_a, "b": opt.bin_b, "rounds": opt.rounds, "args": args, "rows": rows}, f, indent=1)

@@ -18,7 +18,7 @@ args = sys.argv[3:]
 path = args[args.index("--json") + 1]
 with open(log, "a") as f:
     f.write(side + " " + " ".join(args[:args.index("--json")]) + "\n")
-n = sum(1 for _ in open(log) if _.startswith(side + " "))  # this build's round
+n = int(os.path.basename(path).split("_")[1].split(".")[0])  # this build's round, from a_N.json
 # k1: A 100, 102 / B 90, 91 (B faster); k2: A 50 / B 55 (slower); k3 fails in B only.
 times = {"a": {"k1": [100.0, 102.0], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
          "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]}}[side]
