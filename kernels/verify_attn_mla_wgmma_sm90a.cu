@@ -157,16 +157,18 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             }
             if (tile == lo) {
                 mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
-                // One (row, k-block) per step, its 8 chunks unrolled: the row's address (two
-                // divisions and 64-bit products) is worked out 6 times a thread, not 41.
-                for (int i = tid; i < kRows * kBlocks; i += 128) {
-                    const int r = i / kBlocks, b = i % kBlocks, lr = ps.row(r);
+                // Eight threads per row, one 16-byte chunk of each of its 9 k-blocks each: a
+                // warp copies 4 rows' 128-byte lines whole, and a row's address (two divisions,
+                // 64-bit products) is worked out once per row, not per chunk.
+                const int ch = tid % 8;
+                for (int r = tid / 8; r < kRows; r += 128 / 8) {
+                    const int lr = ps.row(r);
                     const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
-                                        (lr % p.heads) * p.stride_q_head + 64 * b;
-                    const unsigned dst = qs + b * kQBlockBytes + r * 128;
+                                        (lr % p.heads) * p.stride_q_head + 8 * ch;
+                    const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
 #pragma unroll
-                    for (int ch = 0; ch < 8; ch++)
-                        cp_async16(dst + 16 * (ch ^ (r & 7)), q + 8 * ch, true);
+                    for (int b = 0; b < kBlocks; b++)
+                        cp_async16(dst + b * kQBlockBytes, q + 64 * b, true);
                 }
                 cp_async_mbar_arrive(bar.qfull());
                 pieces++;
