@@ -11,8 +11,10 @@
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
-//   A tile of 64 keys is 9 consecutive ring blocks; block j is the A operand of Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's value dims
-//   64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit beside q.
+//   A tile of 64 keys is 9 consecutive ring blocks, one per k-block of 64 dims: k-block j is
+//   the A operand of Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's
+//   value dims 64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit
+//   beside q.
 // - Warpgroup 0 produces: each of its threads copies one half of one key row of every tile
 //   (four 16-byte cp.async per k-block, swizzled), looking the key's slot up itself; every
 //   ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
@@ -30,10 +32,13 @@
 //   only when a score passes it by 2^8; the warpgroup votes with bar.red.or, and only then
 //   reduces maxima across its warps and rescales). Each thread keeps its share of its rows'
 //   sums, reduced once per piece.
-// - Ring order: tile t's block j may reuse the slot of tile t-1's block j+7 (16 slots), so a
-//   warpgroup releases the blocks it only reads in Sᵀ as soon as Sᵀ is done, and the blocks
-//   of its own value dims after its Oᵀ MMAs; the next tile's Sᵀ is issued in two parts around
-//   that release, which keeps the order deadlock-free.
+// - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
+//   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
+//   position q - 7 (16 slots). A warpgroup releases the blocks it only reads in Sᵀ as soon
+//   as Sᵀ is done (the rope block among them), the first block of its own value dims once
+//   that block's Oᵀ MMAs are done, and the rest after all its Oᵀ MMAs; so of tile t+1 only
+//   position 8 waits for Oᵀ(t), and the next tile's Sᵀ is issued in two parts around it,
+//   which keeps the order deadlock-free.
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
@@ -52,7 +57,13 @@ constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
 constexpr int kRows = 72;                       // rows per unit: the N of Oᵀ
 constexpr int kRing = 16;                       // KV ring, in k-blocks
-constexpr int kEarly = kRing - kBlocks;         // blocks of tile t+1 not reusing tile t's slots
+// A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
+// reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
+// slot of tile t's position q - 7: position 7 reuses the rope block's, free once Sᵀ(t) is done,
+// so only position 8 waits for Oᵀ(t) (for its first value block only, committed apart).
+__host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
+__host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
+constexpr int kEarly = kRing - kBlocks + 1;     // positions of tile t+1 issued before Oᵀ(t) is done
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
 constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
 constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
@@ -151,7 +162,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int ch = 4 * half + i;
-                    cp_async16(dst + 16 * (ch ^ (key & 7)), src + 128 * b + 16 * ch, valid);
+                    cp_async16(dst + 16 * (ch ^ (key & 7)), src + 128 * block_at(b) + 16 * ch, valid);
                 }
                 cp_async_mbar_arrive(bar.full(s));
             }
@@ -246,7 +257,7 @@ struct Consumer {
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
-                const uint64_t db = sw128_desc(q + b * kQBlockBytes + 32 * ks, 16, 1024);
+                const uint64_t db = sw128_desc(q + block_at(b) * kQBlockBytes + 32 * ks, 16, 1024);
                 if (wg == 0)
                     wgmma_m64n40k16(s, da, db, b | ks);
                 else
@@ -256,20 +267,22 @@ struct Consumer {
         }
     }
 
-    // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks, one group.
+    // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks: two groups,
+    // the first block's alone, so that its ring slot can be released before the rest is done.
     __device__ void issue_values(uint32_t blk)
     {
         const unsigned pt = smem_u32(sm + Smem::p);
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const unsigned a = kv_block(blk + 4 * wg + i);
+            const unsigned a = kv_block(blk + pos_of(4 * wg + i));
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
                 wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
                                    sw128_desc(pt + 32 * ks, 16, 1024), 1);
+            if (i == 0 || i == 3)
+                wgmma_commit();
         }
-        wgmma_commit();
     }
 
     __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
@@ -412,7 +425,7 @@ struct Consumer {
                 fence_operand(s[i]);
             for (int b = 0; b < kBlocks; b++) // blocks Oᵀ of this warpgroup does not read
                 if (b / 4 != wg)
-                    release(blk + b);
+                    release(blk + pos_of(b));
             if (tile == hi - 1 && lane == 0)
                 mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
             scale_and_mask(tile);
@@ -422,9 +435,13 @@ struct Consumer {
             rescale_values(buf);
             issue_values(blk);
             if (tile + 1 < hi) {
-                issue_scores<0, kEarly>(blk + kBlocks); // ring slots of the previous tile
+                issue_scores<0, kEarly>(blk + kBlocks); // slots of the previous tile and this rope block
+                wgmma_wait<kEarly + 1>();               // Oᵀ's first value block is done
+                release(blk + pos_of(4 * wg));
                 wgmma_wait<kEarly>();                   // Oᵀ of this tile is done
             } else {
+                wgmma_wait<1>();
+                release(blk + pos_of(4 * wg));
                 wgmma_wait<0>();
             }
             if (lane == 0)
@@ -434,10 +451,11 @@ struct Consumer {
 #pragma unroll
                 for (int x = 0; x < kRows / 2; x++)
                     fence_operand(o[i][x]);
-                release(blk + 4 * wg + i);
+                if (i > 0)
+                    release(blk + pos_of(4 * wg + i));
             }
             if (tile + 1 < hi)
-                issue_scores<kEarly, kBlocks>(blk + kBlocks); // slots of this tile's first blocks
+                issue_scores<kEarly, kBlocks>(blk + kBlocks); // the slot of this tile's first value block
         }
         wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
     }
