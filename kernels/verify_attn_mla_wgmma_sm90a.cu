@@ -136,34 +136,43 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 
 // ---- producer warpgroup ----------------------------------------------------------------------
 
-// Thread i copies chunks 4·(i % 2) .. 4·(i % 2) + 3 of key i / 2 of every k-block of every
-// tile, then the piece's q after its first tile (so the first KV bytes are in flight while
-// the consumers still read the previous piece's q).
+// Each warp copies 16 key rows of every tile: a copy instruction covers the 128-byte lines of
+// 4 rows in one k-block (8 lanes a row, one 16-byte chunk each). Rows are at random places in
+// a page-size-1 pool, and on the H200 a warp instruction touching 16 rows (two lanes a row, as
+// before) gathered 1.6-1.8 TB/s from 0.8-1.8 GB pools, against 4.3-4.4 TB/s for 4, 2 or 1 rows
+// an instruction (results/h200/NOTES.md, the gather probe). Each thread looks up the slot of key
+// tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
+// tile (so the first KV bytes are in flight while the consumers still read the previous q).
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
                         PieceState &ps, bool going)
 {
     const Barriers bar{smem_u32(sm + Smem::bars)};
-    const int tid = threadIdx.x, key = tid / 2, half = tid % 2;
+    const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
     const unsigned kv = smem_u32(sm + Smem::kv), qs = smem_u32(sm + Smem::q);
     uint32_t blk = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
         for (int tile = lo; tile < hi; tile++) {
-            const int64_t j = (int64_t)tile * kKeys + key;
-            const bool valid = j < ps.keys;
-            const char *src = reinterpret_cast<const char *>(p.kv_buffer + slot * p.stride_kv_slot);
+            const char *src[4];
+            bool valid[4];
+            int row[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) { // row 16·warp + 4i + lane / 8, whose slot lane 8i + 2·(lane / 8) holds
+                row[i] = 16 * (tid / kWarp) + 4 * i + lane / 8;
+                const int64_t sl = __shfl_sync(0xffffffffu, slot, 8 * i + 2 * (lane / 8));
+                valid[i] = (int64_t)tile * kKeys + row[i] < ps.keys;
+                src[i] = reinterpret_cast<const char *>(p.kv_buffer + sl * p.stride_kv_slot) + 16 * ch;
+            }
             if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
-                slot = ps.key_slot(p, j + kKeys);
+                slot = ps.key_slot(p, (int64_t)(tile + 1) * kKeys + key);
             for (int b = 0; b < kBlocks; b++, blk++) {
                 const int s = blk % kRing;
                 mbar_wait(bar.empty(s), ((blk / kRing) & 1) ^ 1);
-                const unsigned dst = kv + s * kBlockBytes + key * 128;
+                const unsigned dst = kv + s * kBlockBytes;
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int ch = 4 * half + i;
-                    cp_async16(dst + 16 * (ch ^ (key & 7)), src + 128 * block_at(b) + 16 * ch, valid);
-                }
+                for (int i = 0; i < 4; i++)
+                    cp_async16(dst + row[i] * 128 + 16 * (ch ^ (row[i] & 7)), src[i] + 128 * block_at(b), valid[i]);
                 cp_async_mbar_arrive(bar.full(s));
             }
             if (tile == lo) {
@@ -171,7 +180,6 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 // Eight threads per row, one 16-byte chunk of each of its 9 k-blocks each: a
                 // warp copies 4 rows' 128-byte lines whole, and a row's address (two divisions,
                 // 64-bit products) is worked out once per row, not per chunk.
-                const int ch = tid % 8;
                 for (int r = tid / 8; r < kRows; r += 128 / 8) {
                     const int lr = ps.row(r);
                     const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
