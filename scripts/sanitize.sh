@@ -15,7 +15,11 @@ shift 2
 mkdir -p "$out"
 status=0
 summary="$out/sanitize-summary.txt"
-echo "compute-sanitizer on $*, every registered kernel, eager and graph" >"$summary"
+case " $* " in
+*" -k "* | *" --kernel "*) which="the kernels named with -k" ;;
+*) which="every registered kernel" ;;
+esac
+echo "compute-sanitizer on $*: $which, eager and graph" >"$summary"
 "$bin" list-kernels >>"$summary"
 for tool in memcheck racecheck initcheck synccheck; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "$@" -q --no-ceilings \
