@@ -1,0 +1,255 @@
+// gather_probe: how fast can this GPU gather 1152-byte KV rows (one MLA latent row, 576 bf16)
+// through a slot table, the way a page-size-1 verify kernel must? A tool, not a verify
+// kernel: results/h200/NOTES.md reads its output (the producer of mla_wgmma copied 16 rows a
+// warp instruction and gathered 1.6-1.8 TB/s from a shuffled pool; 4 rows reach the
+// streaming rate). Built for sm_90a (the bulk-copy variant); runs on an H100/H200.
+//
+// Each variant moves the same rows: a pool of N rows, read in the slot table's order, in
+// tiles of 64 rows, one CTA per SM walking a contiguous range of tiles (as the one-pass
+// kernels do), except the plain-load variant, which uses 8 CTAs of 256 threads per SM:
+// - ld:      plain 16-byte loads, 9 in flight per thread, into registers (the many-warps ceiling);
+// - cp.async R rows: 128 threads copy 16-byte chunks into S shared-memory stages of 72 KB in
+//            the 128-byte-swizzled k-block layout wgmma reads; one warp instruction touches R
+//            rows (R = 16: two lanes a row; 4: eight lanes a row, one 128-byte line each; 2; 1);
+// - bulk:    one warp issues a 1152-byte cp.async.bulk per row, completing on an mbarrier per
+//            stage (contiguous rows: not a layout wgmma can read).
+// Layouts: the slot table shuffles single rows (SGLang's page size 1 after churn) or whole
+// pages of 64 rows. Times are CUDA-event medians of 9 launches after 3 warm-ups.
+//
+// usage: gather_probe [ROWS...]   (default: 1600000 728000, i.e. 1.84 and 0.84 GB pools)
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "ptx_sm80.cuh"
+#include "ptx_sm90a.cuh"
+
+namespace {
+
+using namespace vb;
+
+constexpr int kRowBytes = 1152, kKeys = 64, kTileBytes = kKeys * kRowBytes;
+
+void check(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) {
+        fprintf(stderr, "gather_probe: %s: %s\n", what, cudaGetErrorString(e));
+        exit(1);
+    }
+}
+
+__global__ void gather_ld(const char *pool, const int *slots, int64_t rows, unsigned *sink)
+{
+    const int lane = threadIdx.x % 32;
+    const int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32, nw = gridDim.x * (int64_t)blockDim.x / 32;
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (int64_t r0 = warp * 4; r0 < rows; r0 += nw * 4) {
+        uint4 v[9];
+#pragma unroll
+        for (int i = 0; i < 9; i++) { // 4 rows of 72 chunks over 32 lanes
+            const int c = lane + 32 * i, row = c / 72, ch = c % 72;
+            v[i] = r0 + row < rows ? *reinterpret_cast<const uint4 *>(pool + (int64_t)slots[r0 + row] * kRowBytes + 16 * ch)
+                                   : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int i = 0; i < 9; i++)
+            acc.x ^= v[i].x, acc.y ^= v[i].y, acc.z ^= v[i].z, acc.w ^= v[i].w;
+    }
+    if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) // keeps the loads; never true for the pool's bytes
+        sink[0] = 1;
+}
+
+template <int S, int R>
+__global__ void __launch_bounds__(128, 1) gather_cp_async(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+{
+    extern __shared__ __align__(1024) unsigned char sm[];
+    const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
+    constexpr int kLanes = 32 / R; // lanes per row
+    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    const unsigned base = smem_u32(sm);
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) {
+            const unsigned stage = base + (unsigned)((t % S) * kTileBytes);
+#pragma unroll
+            for (int g = 0; g < 16 / R; g++) {
+                const int key = 16 * w + R * g + lane / kLanes, sub = lane % kLanes;
+                const char *src = pool + (int64_t)slots[t * kKeys + key] * kRowBytes;
+#pragma unroll
+                for (int i = 0; i < (72 + kLanes - 1) / kLanes; i++) {
+                    const int c = sub + kLanes * i, b = c / 8, ch = c % 8;
+                    if (c < 72)
+                        cp_async16(stage + b * 8192 + key * 128 + 16 * (ch ^ (key & 7)), src + 16 * c, true);
+                }
+            }
+        }
+        cp_async_commit();
+        cp_async_wait<S - 1>();
+        __syncthreads();
+    }
+    if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
+        sink[0] = 1;
+}
+
+__device__ __forceinline__ void expect_tx(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void bulk_copy(unsigned dst, const void *src, unsigned bytes, unsigned bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+template <int S>
+__global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+{
+    extern __shared__ __align__(1024) unsigned char sm[];
+    __shared__ __align__(8) uint64_t bars[S];
+    const int lane = threadIdx.x;
+    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    const unsigned base = smem_u32(sm);
+    if (lane == 0)
+        for (int s = 0; s < S; s++)
+            mbar_init(smem_u32(&bars[s]), 1);
+    mbar_init_fence();
+    __syncwarp();
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) {
+            const unsigned bar = smem_u32(&bars[t % S]);
+            if (lane == 0)
+                expect_tx(bar, kTileBytes);
+            __syncwarp();
+            for (int k = lane; k < kKeys; k += 32)
+                bulk_copy(base + (t % S) * kTileBytes + k * kRowBytes, pool + (int64_t)slots[t * kKeys + k] * kRowBytes,
+                          kRowBytes, bar);
+        }
+        const int64_t done = t - (S - 1); // the tile whose stage the next iteration refills
+        if (done >= t0)
+            mbar_wait(smem_u32(&bars[done % S]), (unsigned)(((done - t0) / S) & 1));
+    }
+    if (sm[lane] == 0x5a && sm[lane + 1] == 0xa5)
+        sink[0] = 1;
+}
+
+template <class Launch> float median_ms(Launch launch)
+{
+    cudaEvent_t a, b;
+    check(cudaEventCreate(&a), "cudaEventCreate");
+    check(cudaEventCreate(&b), "cudaEventCreate");
+    for (int i = 0; i < 3; i++)
+        launch();
+    std::vector<float> ms;
+    for (int i = 0; i < 9; i++) {
+        check(cudaEventRecord(a), "cudaEventRecord");
+        launch();
+        check(cudaEventRecord(b), "cudaEventRecord");
+        check(cudaEventSynchronize(b), "a probe kernel");
+        float x;
+        check(cudaEventElapsedTime(&x, a, b), "cudaEventElapsedTime");
+        ms.push_back(x);
+    }
+    check(cudaGetLastError(), "a probe launch");
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+template <class K> void allow_smem(K kernel, int bytes)
+{
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), "cudaFuncSetAttribute");
+}
+
+// Slots of n rows: single rows shuffled, or pages of 64 rows shuffled (rows in order inside).
+std::vector<int> slot_table(int64_t n, bool pages, std::mt19937_64 &rng)
+{
+    std::vector<int> s(n);
+    if (!pages) {
+        for (int64_t i = 0; i < n; i++)
+            s[i] = (int)i;
+        std::shuffle(s.begin(), s.end(), rng);
+        return s;
+    }
+    std::vector<int> pg(n / 64);
+    for (size_t i = 0; i < pg.size(); i++)
+        pg[i] = (int)i;
+    std::shuffle(pg.begin(), pg.end(), rng);
+    for (int64_t i = 0; i < n; i++)
+        s[i] = i / 64 < (int64_t)pg.size() ? pg[i / 64] * 64 + (int)(i % 64) : (int)i;
+    return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::vector<int64_t> sizes;
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        const long long n = strtoll(argv[i], &end, 10);
+        if (*end || n < kKeys || n > INT32_MAX / 2) {
+            fprintf(stderr, "usage: gather_probe [ROWS...]  (ROWS: pool rows, %d to %d; default 1600000 728000)\n", kKeys,
+                    INT32_MAX / 2);
+            return 2;
+        }
+        sizes.push_back(n);
+    }
+    if (sizes.empty())
+        sizes = {1600000, 728000};
+    int dev = 0, sms = 0, major = 0;
+    check(cudaGetDevice(&dev), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
+    if (major != 9) {
+        fprintf(stderr, "gather_probe: built for sm_90a (Hopper); this GPU is compute capability %d.x\n", major);
+        return 1;
+    }
+    const int64_t nmax = *std::max_element(sizes.begin(), sizes.end());
+    char *pool;
+    int *slots;
+    unsigned *sink;
+    check(cudaMalloc(&pool, nmax * kRowBytes), "cudaMalloc (the row pool)");
+    check(cudaMemset(pool, 1, nmax * kRowBytes), "cudaMemset");
+    check(cudaMalloc(&slots, nmax * sizeof(int)), "cudaMalloc");
+    check(cudaMalloc(&sink, 4), "cudaMalloc");
+    allow_smem(gather_cp_async<2, 16>, 2 * kTileBytes);
+    allow_smem(gather_cp_async<2, 4>, 2 * kTileBytes);
+    allow_smem(gather_cp_async<2, 2>, 2 * kTileBytes);
+    allow_smem(gather_cp_async<2, 1>, 2 * kTileBytes);
+    allow_smem(gather_cp_async<3, 4>, 3 * kTileBytes);
+    allow_smem(gather_bulk<2>, 2 * kTileBytes);
+    std::mt19937_64 rng(7);
+    printf("GB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
+    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int64_t n : sizes) {
+        for (bool pages : {false, true}) {
+            const std::vector<int> s = slot_table(n, pages, rng);
+            check(cudaMemcpy(slots, s.data(), n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
+            const int64_t tiles = n / kKeys;
+            const double rows_bytes = (double)n * kRowBytes, tile_bytes = (double)tiles * kTileBytes;
+            const auto gbps = [](double bytes, float ms) { return bytes / ms / 1e6; };
+            printf("| %.2f GB | %s |", rows_bytes / 1e9, pages ? "pages of 64 shuffled" : "rows shuffled");
+            printf(" %.0f |", gbps(rows_bytes, median_ms([&] { gather_ld<<<sms * 8, 256>>>(pool, slots, n, sink); })));
+#define CP(S, R)                                                                                                       \
+    printf(" %.0f |", gbps(tile_bytes, median_ms([&] {                                                                 \
+                               gather_cp_async<S, R><<<sms, 128, S * kTileBytes>>>(pool, slots, tiles, sink);          \
+                           })))
+            CP(2, 16);
+            CP(2, 4);
+            CP(2, 2);
+            CP(2, 1);
+            CP(3, 4);
+#undef CP
+            printf(" %.0f |\n",
+                   gbps(tile_bytes, median_ms([&] { gather_bulk<2><<<sms, 32, 2 * kTileBytes>>>(pool, slots, tiles, sink); })));
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
