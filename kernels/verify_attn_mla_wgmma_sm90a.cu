@@ -15,9 +15,9 @@
 //   the A operand of Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's
 //   value dims 64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit
 //   beside q.
-// - Warpgroup 0 produces: each of its threads copies one half of one key row of every tile
-//   (four 16-byte cp.async per k-block, swizzled), looking the key's slot up itself; every
-//   ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
+// - Warpgroup 0 produces: each warp copies 16 key rows of every tile, 4 rows a cp.async
+//   instruction (8 lanes a row, one 16-byte chunk each, swizzled; see produce() for why 4);
+//   every ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
 //   an "empty" one (one arrival per consumer warp). A page-size-1 row is 1152 contiguous
 //   bytes whose 16-byte chunks land at swizzled addresses, so bulk copies (which move
 //   contiguous bytes) cannot fill this layout.
