@@ -160,9 +160,20 @@ template <class Launch> float median_ms(Launch launch)
     return ms[ms.size() / 2];
 }
 
-template <class K> void allow_smem(K kernel, int bytes)
+// Milliseconds of one gather_cp_async<S, R> pass over the pool (its S stages allowed first).
+template <int S, int R> float cp_async_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
-    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), "cudaFuncSetAttribute");
+    check(cudaFuncSetAttribute(gather_cp_async<S, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+          "cudaFuncSetAttribute");
+    return median_ms([&] { gather_cp_async<S, R><<<sms, 128, S * kTileBytes>>>(pool, slots, tiles, sink); });
+}
+
+// The same for gather_bulk<S>.
+template <int S> float bulk_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+{
+    check(cudaFuncSetAttribute(gather_bulk<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+          "cudaFuncSetAttribute");
+    return median_ms([&] { gather_bulk<S><<<sms, 32, S * kTileBytes>>>(pool, slots, tiles, sink); });
 }
 
 // Slots of n rows: single rows shuffled, or pages of 64 rows shuffled (rows in order inside).
@@ -217,12 +228,6 @@ int main(int argc, char **argv)
     check(cudaMemset(pool, 1, nmax * kRowBytes), "cudaMemset");
     check(cudaMalloc(&slots, nmax * sizeof(int)), "cudaMalloc");
     check(cudaMalloc(&sink, 4), "cudaMalloc");
-    allow_smem(gather_cp_async<2, 16>, 2 * kTileBytes);
-    allow_smem(gather_cp_async<2, 4>, 2 * kTileBytes);
-    allow_smem(gather_cp_async<2, 2>, 2 * kTileBytes);
-    allow_smem(gather_cp_async<2, 1>, 2 * kTileBytes);
-    allow_smem(gather_cp_async<3, 4>, 3 * kTileBytes);
-    allow_smem(gather_bulk<2>, 2 * kTileBytes);
     std::mt19937_64 rng(7);
     printf("GB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
     printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 |\n");
@@ -236,18 +241,14 @@ int main(int argc, char **argv)
             const auto gbps = [](double bytes, float ms) { return bytes / ms / 1e6; };
             printf("| %.2f GB | %s |", rows_bytes / 1e9, pages ? "pages of 64 shuffled" : "rows shuffled");
             printf(" %.0f |", gbps(rows_bytes, median_ms([&] { gather_ld<<<sms * 8, 256>>>(pool, slots, n, sink); })));
-#define CP(S, R)                                                                                                       \
-    printf(" %.0f |", gbps(tile_bytes, median_ms([&] {                                                                 \
-                               gather_cp_async<S, R><<<sms, 128, S * kTileBytes>>>(pool, slots, tiles, sink);          \
-                           })))
-            CP(2, 16);
-            CP(2, 4);
-            CP(2, 2);
-            CP(2, 1);
-            CP(3, 4);
-#undef CP
-            printf(" %.0f |\n",
-                   gbps(tile_bytes, median_ms([&] { gather_bulk<2><<<sms, 32, 2 * kTileBytes>>>(pool, slots, tiles, sink); })));
+            const float cp_ms[] = {cp_async_ms<2, 16>(sms, pool, slots, tiles, sink), // run in this order
+                                   cp_async_ms<2, 4>(sms, pool, slots, tiles, sink),
+                                   cp_async_ms<2, 2>(sms, pool, slots, tiles, sink),
+                                   cp_async_ms<2, 1>(sms, pool, slots, tiles, sink),
+                                   cp_async_ms<3, 4>(sms, pool, slots, tiles, sink)};
+            for (float ms : cp_ms)
+                printf(" %.0f |", gbps(tile_bytes, ms));
+            printf(" %.0f |\n", gbps(tile_bytes, bulk_ms<2>(sms, pool, slots, tiles, sink)));
             fflush(stdout);
         }
     }
