@@ -329,19 +329,22 @@ inline int device_sm_count()
     return sms;
 }
 
-// The combine launch: one block of 128 threads per row of a unit (grid-strided over every
-// possible unit row, so no search maps a row to its request), merging the partials of rows
-// whose unit was cut; rows of uncut units were written by the main launch. No load waits for
-// another's result: the pieces' (max, sum) are read across the block at once and their
-// partial rows kBatch at a time, so a row costs a few memory latencies whatever its number
-// of pieces (132 at bs 1 × 200k), where a loop of dependent loads cost one or two per piece.
+// The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were
+// written by the main launch). A row is one worker's: 128 threads, a float4 of the row each,
+// grid-strided over every possible unit row, so no search maps a row to its request. A worker
+// merges the row's pieces in one pass, kBatch at a time, every load of a batch (each piece's
+// (max, sum) and its partial row) issued before any result is used: a row costs its two index
+// loads and one memory latency per kBatch pieces. (The previous combine, one block per row with
+// a max pass, a weight pass and a barrier between them, spent 13-32 µs of a launch at the target
+// shapes: results/h200/NOTES.md.) Every thread derives the same weights, so no thread waits for
+// another.
+constexpr int kCombineThreads = 128, kCombineBlocksPerSm = 8;
+
 template <int kDv>
-__global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
+__global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
 {
-    constexpr int kThreads = 128, kBatch = 8;
-    static_assert(kDv == kThreads * 4, "one float4 of the row per thread");
-    __shared__ float2 weight[kThreads]; // (scale, scaled sum) of each piece of a chunk
-    __shared__ float warp_max[kThreads / kWarp];
+    constexpr int kBatch = 8;
+    static_assert(kDv == kCombineThreads * 4, "one float4 of the row per thread");
     const SchedWorkspace w(ws, c, p.batch, kDv);
     const int tid = threadIdx.x;
     const int64_t unit_rows = (int64_t)p.batch * c.row_tiles * c.rows;
@@ -354,54 +357,38 @@ __global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *
         if (r >= T * p.heads || plan.pieces <= 1)
             continue;
         auto slot_of = [&](int k) { return k ? 2 * (plan.slot0 / 2 + k) : plan.slot0; };
-        auto ml_of = [&](int k) { return w.ml[(size_t)slot_of(k) * c.rows + rr]; };
 
-        // The row's max over the pieces that saw a visible key.
-        float mx = -CUDART_INF_F;
-        for (int k = tid; k < plan.pieces; k += kThreads) {
-            const float2 ml = ml_of(k);
-            if (ml.y > 0.f)
-                mx = fmaxf(mx, ml.x);
-        }
-#pragma unroll
-        for (int o = kWarp / 2; o > 0; o /= 2)
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        if (tid % kWarp == 0)
-            warp_max[tid / kWarp] = mx;
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < kThreads / kWarp; k++)
-            mx = fmaxf(mx, warp_max[k]);
-
-        // Pieces in chunks of kThreads: their weights through shared memory, their rows of
-        // partial O (this thread's 4 dims) kBatch loads in flight at a time.
-        float lsum = 0.f;
+        // Online over the pieces: m the largest max of a piece that saw a visible key so far,
+        // acc and lsum scaled to it.
+        float m = -CUDART_INF_F, lsum = 0.f;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int k0 = 0; k0 < plan.pieces; k0 += kThreads) {
-            const int n = min(kThreads, plan.pieces - k0);
-            if (tid < n) {
-                const float2 ml = ml_of(k0 + tid);
-                const float f = ml.y > 0.f ? exp2f(ml.x - mx) : 0.f;
-                weight[tid] = make_float2(f, ml.y * f);
-            }
-            __syncthreads();
-            for (int i0 = 0; i0 < n; i0 += kBatch) {
-                float4 v[kBatch];
-                float f[kBatch];
+        for (int k0 = 0; k0 < plan.pieces; k0 += kBatch) {
+            float2 ml[kBatch];
+            float4 v[kBatch];
 #pragma unroll
-                for (int i = 0; i < kBatch; i++) {
-                    const float2 wt = i0 + i < n ? weight[i0 + i] : make_float2(0.f, 0.f);
-                    f[i] = wt.x;
-                    lsum += wt.y;
-                    v[i] = f[i] > 0.f ? reinterpret_cast<const float4 *>(
-                                            w.acc + ((size_t)slot_of(k0 + i0 + i) * c.rows + rr) * kDv)[tid]
-                                      : make_float4(0.f, 0.f, 0.f, 0.f);
-                }
-#pragma unroll
-                for (int i = 0; i < kBatch; i++)
-                    acc.x += v[i].x * f[i], acc.y += v[i].y * f[i], acc.z += v[i].z * f[i], acc.w += v[i].w * f[i];
+            for (int i = 0; i < kBatch; i++) {
+                const bool in = k0 + i < plan.pieces;
+                const size_t slot = in ? (size_t)slot_of(k0 + i) * c.rows + rr : 0;
+                ml[i] = in ? w.ml[slot] : make_float2(-CUDART_INF_F, 0.f);
+                v[i] = in ? reinterpret_cast<const float4 *>(w.acc + slot * kDv)[tid] : make_float4(0.f, 0.f, 0.f, 0.f);
             }
-            __syncthreads(); // weight and warp_max are rewritten next
+            float mb = m;
+#pragma unroll
+            for (int i = 0; i < kBatch; i++)
+                if (ml[i].y > 0.f)
+                    mb = fmaxf(mb, ml[i].x);
+            const float scale = mb == m ? 1.f : exp2f(m - mb); // 0 while m is -inf
+            m = mb;
+            lsum *= scale;
+            acc.x *= scale, acc.y *= scale, acc.z *= scale, acc.w *= scale;
+#pragma unroll
+            for (int i = 0; i < kBatch; i++) {
+                if (!(ml[i].y > 0.f)) // no visible key: weight 0 (and its row is not read into acc)
+                    continue;
+                const float f = exp2f(ml[i].x - m);
+                lsum += ml[i].y * f;
+                acc.x += v[i].x * f, acc.y += v[i].y * f, acc.z += v[i].z * f, acc.w += v[i].w * f;
+            }
         }
         const int64_t t = q0 + r / p.heads;
         const int h = (int)(r % p.heads);
@@ -410,8 +397,16 @@ __global__ void __launch_bounds__(128) combine_pieces(vb_verify_params p, void *
         o[2 * tid] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
         o[2 * tid + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
         if (p.lse && tid == 0)
-            p.lse[t * p.heads + h] = row_lse(mx, lsum);
+            p.lse[t * p.heads + h] = row_lse(m, lsum);
     }
+}
+
+// The combine launch behind a main launch of config c.
+template <int kDv> inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c,
+                                                     cudaStream_t stream)
+{
+    combine_pieces<kDv><<<c.grid * kCombineBlocksPerSm, kCombineThreads, 0, stream>>>(p, ws, c);
+    return cudaGetLastError();
 }
 
 } // namespace vb

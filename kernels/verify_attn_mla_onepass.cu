@@ -618,8 +618,7 @@ template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, co
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    combine_pieces<kDv><<<c.grid * 4, 128, 0, stream>>>(p, ws, c);
-    return cudaGetLastError();
+    return launch_combine<kDv>(p, ws, c, stream);
 }
 
 size_t workspace_bytes(const vb_verify_params *lim)

@@ -656,8 +656,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
     wgmma_kernel<<<c.grid, kThreads, Smem::alloc, stream>>>(*p, ws, c);
     if (cudaError_t e = cudaGetLastError())
         return e;
-    combine_pieces<kDv><<<c.grid * 4, 128, 0, stream>>>(*p, ws, c);
-    return cudaGetLastError();
+    return launch_combine<kDv>(*p, ws, c, stream);
 }
 
 } // namespace
