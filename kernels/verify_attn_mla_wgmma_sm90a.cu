@@ -179,15 +179,17 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
                 // Eight threads per row, one 16-byte chunk of each of its 9 k-blocks each: a
                 // warp copies 4 rows' 128-byte lines whole, and a row's address (two divisions,
-                // 64-bit products) is worked out once per row, not per chunk.
+                // 64-bit products) is worked out once per row, not per chunk. Rows past the
+                // unit are zero-filled, not read (9 of 72 rows are live at one head).
                 for (int r = tid / 8; r < kRows; r += 128 / 8) {
                     const int lr = ps.row(r);
+                    const bool live = r < ps.nrows;
                     const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
                                         (lr % p.heads) * p.stride_q_head + 8 * ch;
                     const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
 #pragma unroll
                     for (int b = 0; b < kBlocks; b++)
-                        cp_async16(dst + b * kQBlockBytes, q + 64 * b, true);
+                        cp_async16(dst + b * kQBlockBytes, q + 64 * b, live);
                 }
                 cp_async_mbar_arrive(bar.qfull());
                 pieces++;
