@@ -335,7 +335,7 @@ inline int device_sm_count()
 // merges the row's pieces in one pass, kBatch at a time, every load of a batch (each piece's
 // (max, sum) and its partial row) issued before any result is used: a row costs its two index
 // loads and one memory latency per kBatch pieces. (The previous combine, one block per row with
-// a max pass, a weight pass and a barrier between them, spent 13-32 µs of a launch at the target
+// a max pass, a weight pass and a barrier between them, spent 5-33 µs of a launch at the target
 // shapes: results/h200/NOTES.md.) Every thread derives the same weights, so no thread waits for
 // another.
 constexpr int kCombineThreads = 128, kCombineBlocksPerSm = 8;
