@@ -337,7 +337,8 @@ inline int device_sm_count()
 // loads and one memory latency per kBatch pieces. (The previous combine, one block per row with
 // a max pass, a weight pass and a barrier between them, spent 5-33 µs of a launch at the target
 // shapes: results/h200/NOTES.md.) Every thread derives the same weights, so no thread waits for
-// another.
+// another. The grid has 8 workers per SM (at 80 registers 6 fit at a time): the rows, not the
+// pieces, are the parallelism when many units are cut.
 constexpr int kCombineThreads = 128, kCombineBlocksPerSm = 8;
 
 template <int kDv>
