@@ -26,6 +26,7 @@
 
 #include "ptx_sm80.cuh"
 #include "ptx_sm90a.cuh"
+#include "hopper_tool.cuh"
 
 namespace {
 
@@ -33,13 +34,7 @@ using namespace vb;
 
 constexpr int kRowBytes = 1152, kKeys = 64, kTileBytes = kKeys * kRowBytes;
 
-void check(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "gather_probe: %s: %s\n", what, cudaGetErrorString(e));
-        exit(1);
-    }
-}
+const vbtool::Tool tool{"gather_probe"};
 
 __global__ void gather_ld(const char *pool, const int *slots, int64_t rows, unsigned *sink)
 {
@@ -139,21 +134,21 @@ __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int
 template <class Launch> float median_ms(Launch launch)
 {
     cudaEvent_t a, b;
-    check(cudaEventCreate(&a), "cudaEventCreate");
-    check(cudaEventCreate(&b), "cudaEventCreate");
+    tool.check(cudaEventCreate(&a), "cudaEventCreate");
+    tool.check(cudaEventCreate(&b), "cudaEventCreate");
     for (int i = 0; i < 3; i++)
         launch();
     std::vector<float> ms;
     for (int i = 0; i < 9; i++) {
-        check(cudaEventRecord(a), "cudaEventRecord");
+        tool.check(cudaEventRecord(a), "cudaEventRecord");
         launch();
-        check(cudaEventRecord(b), "cudaEventRecord");
-        check(cudaEventSynchronize(b), "a probe kernel");
+        tool.check(cudaEventRecord(b), "cudaEventRecord");
+        tool.check(cudaEventSynchronize(b), "a probe kernel");
         float x;
-        check(cudaEventElapsedTime(&x, a, b), "cudaEventElapsedTime");
+        tool.check(cudaEventElapsedTime(&x, a, b), "cudaEventElapsedTime");
         ms.push_back(x);
     }
-    check(cudaGetLastError(), "a probe launch");
+    tool.check(cudaGetLastError(), "a probe launch");
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     std::sort(ms.begin(), ms.end());
@@ -163,16 +158,16 @@ template <class Launch> float median_ms(Launch launch)
 // Milliseconds of one gather_cp_async<S, R> pass over the pool (its S stages allowed first).
 template <int S, int R> float cp_async_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
-    check(cudaFuncSetAttribute(gather_cp_async<S, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
-          "cudaFuncSetAttribute");
+    tool.check(cudaFuncSetAttribute(gather_cp_async<S, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+               "cudaFuncSetAttribute");
     return median_ms([&] { gather_cp_async<S, R><<<sms, 128, S * kTileBytes>>>(pool, slots, tiles, sink); });
 }
 
 // The same for gather_bulk<S>.
 template <int S> float bulk_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
-    check(cudaFuncSetAttribute(gather_bulk<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
-          "cudaFuncSetAttribute");
+    tool.check(cudaFuncSetAttribute(gather_bulk<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+               "cudaFuncSetAttribute");
     return median_ms([&] { gather_bulk<S><<<sms, 32, S * kTileBytes>>>(pool, slots, tiles, sink); });
 }
 
@@ -212,22 +207,15 @@ int main(int argc, char **argv)
     }
     if (sizes.empty())
         sizes = {1600000, 728000};
-    int dev = 0, sms = 0, major = 0;
-    check(cudaGetDevice(&dev), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
-    if (major != 9) {
-        fprintf(stderr, "gather_probe: built for sm_90a (Hopper); this GPU is compute capability %d.x\n", major);
-        return 1;
-    }
+    const int sms = tool.hopper_sms();
     const int64_t nmax = *std::max_element(sizes.begin(), sizes.end());
     char *pool;
     int *slots;
     unsigned *sink;
-    check(cudaMalloc(&pool, nmax * kRowBytes), "cudaMalloc (the row pool)");
-    check(cudaMemset(pool, 1, nmax * kRowBytes), "cudaMemset");
-    check(cudaMalloc(&slots, nmax * sizeof(int)), "cudaMalloc");
-    check(cudaMalloc(&sink, 4), "cudaMalloc");
+    tool.check(cudaMalloc(&pool, nmax * kRowBytes), "cudaMalloc (the row pool)");
+    tool.check(cudaMemset(pool, 1, nmax * kRowBytes), "cudaMemset");
+    tool.check(cudaMalloc(&slots, nmax * sizeof(int)), "cudaMalloc");
+    tool.check(cudaMalloc(&sink, 4), "cudaMalloc");
     std::mt19937_64 rng(7);
     printf("GB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
     printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 |\n");
@@ -235,7 +223,7 @@ int main(int argc, char **argv)
     for (int64_t n : sizes) {
         for (bool pages : {false, true}) {
             const std::vector<int> s = slot_table(n, pages, rng);
-            check(cudaMemcpy(slots, s.data(), n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
+            tool.check(cudaMemcpy(slots, s.data(), n * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
             const int64_t tiles = n / kKeys;
             const double rows_bytes = (double)n * kRowBytes, tile_bytes = (double)tiles * kTileBytes;
             const auto gbps = [](double bytes, float ms) { return bytes / ms / 1e6; };

@@ -17,6 +17,7 @@
 
 #include "ptx_sm80.cuh"
 #include "ptx_sm90a.cuh"
+#include "hopper_tool.cuh"
 #include "wgmma_sm90a.cuh"
 
 namespace {
@@ -26,13 +27,7 @@ using namespace vb;
 constexpr int kBytes = 64 * 1024;            // A: 32 KB (4 k-steps × 8 KB blocks when M-major), B: 32 KB (256 rows)
 constexpr int kSmem = kBytes + 1024;         // room to align the base to 1024 B (the swizzle atom)
 
-void check(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "wgmma_shapes: %s: %s\n", what, cudaGetErrorString(e));
-        exit(1);
-    }
-}
+const vbtool::Tool tool{"wgmma_shapes"};
 
 template <int N, int TransA>
 __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks, float *sink, int iters, int warpgroups)
@@ -76,17 +71,17 @@ __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks,
 // One table row per warpgroup count for shape m64nNk16 (A transposed when TransA).
 template <int N, int TransA> void rows(int sms, int iters, unsigned long long *clocks, float *sink)
 {
-    check(cudaFuncSetAttribute(shape_rate<N, TransA>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
-          "cudaFuncSetAttribute");
+    tool.check(cudaFuncSetAttribute(shape_rate<N, TransA>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+               "cudaFuncSetAttribute");
     for (int wgs = 1; wgs <= 2; wgs++) {
         unsigned long long c = 0;
         for (int rep = 0; rep < 2; rep++) { // the first launch warms up; the second is reported
-            check(cudaMemset(clocks, 0, sizeof c), "cudaMemset");
+            tool.check(cudaMemset(clocks, 0, sizeof c), "cudaMemset");
             shape_rate<N, TransA><<<sms, 256, kSmem>>>(clocks, sink, iters, wgs);
-            check(cudaGetLastError(), "a probe launch");
-            check(cudaDeviceSynchronize(), "a probe kernel");
+            tool.check(cudaGetLastError(), "a probe launch");
+            tool.check(cudaDeviceSynchronize(), "a probe kernel");
         }
-        check(cudaMemcpy(&c, clocks, sizeof c, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        tool.check(cudaMemcpy(&c, clocks, sizeof c, cudaMemcpyDeviceToHost), "cudaMemcpy");
         const double per = (double)c / ((double)iters * 4 * wgs); // SM clocks per wgmma
         printf("| %d | %s | %d | %.1f | %.0f | %.0f |\n", N, TransA ? "M-major" : "K-major", wgs, per,
                2.0 * 64 * N * 16 / per, (2048.0 + 32.0 * N) / per);
@@ -103,18 +98,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: wgmma_shapes [ITERATIONS]  (groups of 4 wgmma per warpgroup, 1 to 1000000; default 4000)\n");
         return 2;
     }
-    int dev = 0, sms = 0, major = 0;
-    check(cudaGetDevice(&dev), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
-    if (major != 9) {
-        fprintf(stderr, "wgmma_shapes: built for sm_90a (Hopper); this GPU is compute capability %d.x\n", major);
-        return 1;
-    }
+    const int sms = tool.hopper_sms();
     unsigned long long *clocks;
     float *sink;
-    check(cudaMalloc(&clocks, sizeof *clocks), "cudaMalloc");
-    check(cudaMalloc(&sink, sizeof *sink), "cudaMalloc");
+    tool.check(cudaMalloc(&clocks, sizeof *clocks), "cudaMalloc");
+    tool.check(cudaMalloc(&sink, sizeof *sink), "cudaMalloc");
     printf("bf16 wgmma m64nNk16, both operands in shared memory, one CTA per SM (%d SMs), %d x 4 per warpgroup\n\n", sms,
            iters);
     printf("| N | A | warpgroups | SM clocks per wgmma | FLOP per clock per SM | shared-memory bytes per clock |\n");
