@@ -21,9 +21,9 @@
 //   an "empty" one (one arrival per consumer warp). A page-size-1 row is 1152 contiguous
 //   bytes whose 16-byte chunks land at swizzled addresses, so bulk copies (which move
 //   contiguous bytes) cannot fill this layout.
-// - Warpgroups 1 and 2 consume. Sᵀ is split by rows: warpgroup 1 computes rows 0-39 (n40),
-//   warpgroup 2 rows 40-71 (n32), each for all 64 keys, so each owns its rows' softmax (the
-//   keys of a row span its 4 warps). Oᵀ is split by value dims: warpgroup 1 holds dims
+// - Warpgroups 1 and 2 consume. Sᵀ is split by rows: warpgroup 1 owns rows 0-39, warpgroup 2
+//   rows 40-71, each for all 64 keys, so each owns its rows' softmax (the keys of a row span
+//   its 4 warps). Both run the same n40 MMA (warpgroup 2 from row 32, dropping rows 32-39). Oᵀ is split by value dims: warpgroup 1 holds dims
 //   0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32 accumulators a thread).
 //   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, then
 //   issue Oᵀ's MMAs and, behind them, the next tile's Sᵀ, so the tensor cores have queued
@@ -85,8 +85,12 @@ constexpr int kC0 = 3, kMinSpan = 1;
 // producer warpgroup; each consumer warpgroup's max vote.
 constexpr int kBarConsumers = 1, kBarWg = 2, kBarProducer = 4, kBarVote = 5;
 
-// Consumer warpgroup k: Sᵀ rows [k·kSplitRow, ...) (40 and 32 of them), Oᵀ dims [256k, 256k + 256).
-constexpr int kSplitRow = 40;
+// Consumer warpgroup k owns rows [k·kSplitRow, ...) (40 and 32 of them) and Oᵀ dims [256k, 256k + 256).
+// Both compute Sᵀ for 40 rows (N = 40) from row k·kMmaRow: the second recomputes rows 32-39 and
+// drops them. One shape for both keeps the MMA chain free of branches: with a branch per k-step
+// choosing N = 40 or 32, ptxas gave every Sᵀ wgmma its own warpgroup arrive and completion
+// group (and a filler wgmma per commit), where one shape chains them as Oᵀ's are.
+constexpr int kSplitRow = 40, kMmaRow = kRows - kSplitRow;
 
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
@@ -205,33 +209,34 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 // on a warp-uniform value), so that they meet at the same barrier instructions: compute-
 // sanitizer's synccheck reports threads reaching one named barrier from two instructions.
 struct Consumer {
-    static constexpr int kN8 = kSplitRow / 8; // most Sᵀ row tiles of a warpgroup (5; the second has 4)
+    static constexpr int kN8 = kSplitRow / 8; // Sᵀ row tiles of the MMA (5; the second warpgroup owns the last 4)
 
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
     const Barriers bar;
-    const int wg, rb, nj, warp, lane, g, t; // wg 0/1, rb its first Sᵀ row, nj its n8 row tiles
+    const int wg, rb, nj, mb, j0, warp, lane, g, t; // wg 0/1; rb its first row, nj its n8 row tiles;
+                                                    // mb the MMA's first row, j0 its first owned n8 tile
 
     float o[4][kRows / 2]; // Oᵀ: dims 256·wg + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
-    float l[kN8][2];       // this thread's share of the sums of rows rb + 8j + 2t + e, j < nj
-    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows rb + 8j + 2t (+1), j < nj
+    float l[kN8][2];       // this thread's share of the sums of rows mb + 8j + 2t + e, j0 <= j
+    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows mb + 8j + 2t (+1)
 
     __device__ Consumer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int wg_)
         : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, wg(wg_), rb(wg_ * kSplitRow),
-          nj(wg_ ? (kRows - kSplitRow) / 8 : kSplitRow / 8),
+          nj(wg_ ? (kRows - kSplitRow) / 8 : kSplitRow / 8), mb(wg_ * kMmaRow), j0(kN8 - nj),
           warp((threadIdx.x / kWarp) % 4), lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
     }
 
-    // f(j, e) for each Sᵀ row rb + 8j + 2t + e this thread holds (j < nj), unrolled.
+    // f(j, e) for each owned Sᵀ row mb + 8j + 2t + e this thread holds (j0 <= j), unrolled.
     template <class F> __device__ __forceinline__ void for_rows(F f) const
     {
 #pragma unroll
         for (int j = 0; j < kN8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++)
-                if (j < nj)
+                if (j >= j0)
                     f(j, e);
     }
 
@@ -257,7 +262,8 @@ struct Consumer {
     // Unrolled, so that ptxas can count the groups a later wgmma_wait<N> leaves in flight.
     template <int B0, int B1> __device__ void issue_scores(uint32_t blk)
     {
-        const unsigned q = smem_u32(sm + Smem::q) + rb * 128;
+        unsigned q = smem_u32(sm + Smem::q) + mb * 128;
+        asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
 #pragma unroll
         for (int b = B0; b < B1; b++) {
             mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
@@ -268,10 +274,7 @@ struct Consumer {
             for (int ks = 0; ks < 4; ks++) {
                 const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
                 const uint64_t db = sw128_desc(q + block_at(b) * kQBlockBytes + 32 * ks, 16, 1024);
-                if (wg == 0)
-                    wgmma_m64n40k16(s, da, db, b | ks);
-                else
-                    wgmma_m64n32k16(reinterpret_cast<float(&)[16]>(s), da, db, b | ks);
+                wgmma_m64n40k16(s, da, db, b | ks);
             }
             wgmma_commit();
         }
@@ -310,7 +313,7 @@ struct Consumer {
             return;
         const uint8_t *mk = p.custom_mask + ps.rq.mask0;
         for_rows([&](int j, int e) {
-            const int64_t tok = row_token(rb + 8 * j + 2 * t + e);
+            const int64_t tok = row_token(mb + 8 * j + 2 * t + e);
 #pragma unroll
             for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h
                 const int64_t key = k0 + 16 * warp + g + 8 * h;
@@ -335,7 +338,7 @@ struct Consumer {
         float m[kN8][2];
         bool up = false;
         for_rows([&](int j, int e) {
-            m[j][e] = rm[rb + 8 * j + 2 * t + e];
+            m[j][e] = rm[mb + 8 * j + 2 * t + e];
             up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
         });
         const bool rescale = barrier_or(kBarVote + wg, 128, up); // also: every thread has read rm
@@ -356,8 +359,8 @@ struct Consumer {
                 l[j][e] *= c;
                 m[j][e] = mnew;
                 if (warp == 0 && g == 0) {
-                    rm[rb + n] = mnew;
-                    corr[rb + n] = c;
+                    rm[mb + n] = mnew;
+                    corr[mb + n] = c;
                 }
             });
         if (threadIdx.x % 128 == 0)
@@ -367,8 +370,8 @@ struct Consumer {
         unsigned pk[kN8][2];
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
-            if (j >= nj)
-                break;
+            if (j < j0)
+                continue;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
@@ -381,17 +384,14 @@ struct Consumer {
         }
         mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
         // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
-        // rb + 8j .. +7. Lane l addresses row l % 8 of matrix l / 8 of its group of four.
-        const int r8 = lane % 8, mi = lane / 8;
+        // mb + 8j .. +7, one n8 tile a stmatrix (the owned tiles start at j0, known at run time,
+        // and pairing them would index pk at run time). Lane l addresses row l % 8 of matrix l / 8.
+        const int r8 = lane % 8, h = (lane / 8) % 2;
 #pragma unroll
-        for (int x = 0; x < kN8 / 2; x++) {
-            const int j = 2 * x + mi / 2, h = mi % 2;
-            const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
-            stsm_x4_t(addr, pk[2 * x][0], pk[2 * x][1], pk[2 * x + 1][0], pk[2 * x + 1][1]);
-        }
-        if (nj % 2) { // warp-uniform
-            const int j = kN8 - 1, h = mi % 2;
-            const unsigned addr = pt + (rb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
+        for (int j = 0; j < kN8; j++) {
+            if (j < j0) // warp-uniform
+                continue;
+            const unsigned addr = pt + (mb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
             stsm_x2_t(addr, pk[j][0], pk[j][1]);
         }
     }
@@ -498,8 +498,9 @@ struct Consumer {
         });
         named_barrier(kBarWg + wg, 128);
         const int tid = threadIdx.x % 128;
+        const int n = 8 * j0 + tid; // red is indexed by the MMA's row
         if (tid < 8 * nj)
-            rsum[rb + tid] = red[tid] + red[40 + tid] + red[80 + tid] + red[120 + tid];
+            rsum[rb + tid] = red[n] + red[40 + n] + red[80 + n] + red[120 + n];
         named_barrier(kBarConsumers, 256);
     }
 

@@ -9,8 +9,8 @@ C++ templates cannot spell, so the wrappers are generated rather than written by
 import sys
 
 SHAPES = [  # (N, transpose A)
-    (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of the first consumer warpgroup
-    (32, 0),  # and of the second
+    (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of each consumer warpgroup
+    (32, 0),  # wgmma_shapes
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
