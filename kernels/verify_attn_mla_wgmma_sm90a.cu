@@ -258,8 +258,9 @@ struct Consumer {
             mbar_arrive(bar.empty(blk % kRing));
     }
 
-    // Sᵀ's k-blocks [B0, B1) of the tile starting at ring position blk, one commit group each.
-    // Unrolled, so that ptxas can count the groups a later wgmma_wait<N> leaves in flight.
+    // Sᵀ's k-blocks [B0, B1) of the tile starting at ring position blk, one commit group for all
+    // of them: wgmma_wait counts at most 7 groups in flight (ptxas turned the waits for 9 and 8
+    // that a group per block needed into waits for 7), and only the whole Sᵀ is waited for.
     template <int B0, int B1> __device__ void issue_scores(uint32_t blk)
     {
         unsigned q = smem_u32(sm + Smem::q) + mb * 128;
@@ -276,8 +277,8 @@ struct Consumer {
                 const uint64_t db = sw128_desc(q + block_at(b) * kQBlockBytes + 32 * ks, 16, 1024);
                 wgmma_m64n40k16(s, da, db, b | ks);
             }
-            wgmma_commit();
         }
+        wgmma_commit();
     }
 
     // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks: two groups,
@@ -446,9 +447,9 @@ struct Consumer {
             issue_values(blk);
             if (tile + 1 < hi) {
                 issue_scores<0, kEarly>(blk + kBlocks); // slots of the previous tile and this rope block
-                wgmma_wait<kEarly + 1>();               // Oᵀ's first value block is done
+                wgmma_wait<2>();                        // Oᵀ's first value block is done
                 release(blk + pos_of(4 * wg));
-                wgmma_wait<kEarly>();                   // Oᵀ of this tile is done
+                wgmma_wait<1>();                        // Oᵀ of this tile is done
             } else {
                 wgmma_wait<1>();
                 release(blk + pos_of(4 * wg));
