@@ -205,8 +205,8 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 
 // ---- consumer warpgroups ---------------------------------------------------------------------
 
-// One code path for both consumer warpgroups (only the Sᵀ MMA's N differs, chosen at run time
-// on a warp-uniform value), so that they meet at the same barrier instructions: compute-
+// One code path for both consumer warpgroups (they differ only in the rows and value dims they
+// own, run-time values), so that they meet at the same barrier instructions: compute-
 // sanitizer's synccheck reports threads reaching one named barrier from two instructions.
 struct Consumer {
     static constexpr int kN8 = kSplitRow / 8; // Sᵀ row tiles of the MMA (5; the second warpgroup owns the last 4)
