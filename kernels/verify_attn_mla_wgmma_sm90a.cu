@@ -23,8 +23,9 @@
 //   contiguous bytes) cannot fill this layout.
 // - Warpgroups 1 and 2 consume. Sᵀ is split by rows: warpgroup 1 owns rows 0-39, warpgroup 2
 //   rows 40-71, each for all 64 keys, so each owns its rows' softmax (the keys of a row span
-//   its 4 warps). Both run the same n40 MMA (warpgroup 2 from row 32, dropping rows 32-39). Oᵀ is split by value dims: warpgroup 1 holds dims
-//   0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32 accumulators a thread).
+//   its 4 warps). Both run the same n40 MMA (warpgroup 2 from row 32, dropping rows 32-39).
+//   Oᵀ is split by value dims: warpgroup 1 holds dims 0-255, warpgroup 2 dims 256-511, for all
+//   72 rows (4 × 36 fp32 accumulators a thread).
 //   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, then
 //   issue Oᵀ's MMAs and, behind them, the next tile's Sᵀ, so the tensor cores have queued
 //   work while a warpgroup waits for copies.
