@@ -16,16 +16,6 @@ __device__ __forceinline__ void wgmma_m64n40k16(float (&d)[20], uint64_t a, uint
                  : "l"(a), "l"(b), "r"(accumulate));
 }
 
-// D (m64n32, fp32) = A·B (+ D when accumulate): A K-major, B K-major,
-// both bf16 in shared memory through descriptors.
-__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t a, uint64_t b, int accumulate)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(a), "l"(b), "r"(accumulate));
-}
-
 // D (m64n72, fp32) = A·B (+ D when accumulate): A M-major (transposed), B K-major,
 // both bf16 in shared memory through descriptors.
 __device__ __forceinline__ void wgmma_m64n72k16_ta(float (&d)[36], uint64_t a, uint64_t b, int accumulate)
@@ -73,6 +63,16 @@ __device__ __forceinline__ void wgmma_m64n24k16(float (&d)[12], uint64_t a, uint
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, 0, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+                 : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// D (m64n32, fp32) = A·B (+ D when accumulate): A K-major, B K-major,
+// both bf16 in shared memory through descriptors.
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t a, uint64_t b, int accumulate)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
                  : "l"(a), "l"(b), "r"(accumulate));
 }
 
@@ -151,9 +151,6 @@ template <int N, int TransA> struct Wgmma;
 template <> struct Wgmma<40, 0> {
     static __device__ __forceinline__ void mma(float (&d)[20], uint64_t a, uint64_t b, int acc) { wgmma_m64n40k16(d, a, b, acc); }
 };
-template <> struct Wgmma<32, 0> {
-    static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int acc) { wgmma_m64n32k16(d, a, b, acc); }
-};
 template <> struct Wgmma<72, 1> {
     static __device__ __forceinline__ void mma(float (&d)[36], uint64_t a, uint64_t b, int acc) { wgmma_m64n72k16_ta(d, a, b, acc); }
 };
@@ -168,6 +165,9 @@ template <> struct Wgmma<16, 0> {
 };
 template <> struct Wgmma<24, 0> {
     static __device__ __forceinline__ void mma(float (&d)[12], uint64_t a, uint64_t b, int acc) { wgmma_m64n24k16(d, a, b, acc); }
+};
+template <> struct Wgmma<32, 0> {
+    static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int acc) { wgmma_m64n32k16(d, a, b, acc); }
 };
 template <> struct Wgmma<48, 0> {
     static __device__ __forceinline__ void mma(float (&d)[24], uint64_t a, uint64_t b, int acc) { wgmma_m64n48k16(d, a, b, acc); }

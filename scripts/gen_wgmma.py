@@ -10,10 +10,9 @@ import sys
 
 SHAPES = [  # (N, transpose A)
     (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of each consumer warpgroup
-    (32, 0),  # wgmma_shapes
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
     (128, 0),  # the wgmma ceiling probe
-] + [(n, 0) for n in (8, 16, 24, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
+] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 
 
 def wrapper(n, trans_a):
