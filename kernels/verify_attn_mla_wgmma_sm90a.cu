@@ -26,9 +26,9 @@
 //   its 4 warps). Both run the same n40 MMA (warpgroup 2 from row 32, dropping rows 32-39).
 //   Oᵀ is split by value dims: warpgroup 1 holds dims 0-255, warpgroup 2 dims 256-511, for all
 //   72 rows (4 × 36 fp32 accumulators a thread).
-//   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, then
-//   issue Oᵀ's MMAs and, behind them, the next tile's Sᵀ, so the tensor cores have queued
-//   work while a warpgroup waits for copies.
+//   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, issue
+//   Oᵀ's MMAs, release the tile's blocks as those MMAs finish, and only then issue the next
+//   tile's Sᵀ (see the ring order for why not before).
 // - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
 //   only when a score passes it by 2^8; the warpgroup votes with bar.red.or, and only then
 //   reduces maxima across its warps and rescales). Each thread keeps its share of its rows'
@@ -37,9 +37,11 @@
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
 //   position q - 7 (16 slots). A warpgroup releases the blocks it only reads in Sᵀ as soon
 //   as Sᵀ is done (the rope block among them), the first block of its own value dims once
-//   that block's Oᵀ MMAs are done, and the rest after all its Oᵀ MMAs; so of tile t+1 only
-//   position 8 waits for Oᵀ(t), and the next tile's Sᵀ is issued in two parts around it,
-//   which keeps the order deadlock-free.
+//   that block's Oᵀ MMAs are done, and the rest after all its Oᵀ MMAs. The next tile's Sᵀ
+//   is issued after that: issuing its first 7 k-blocks behind Oᵀ (so that the tensor cores
+//   had queued work) made the release of tile t wait until those blocks of tile t+1 had
+//   landed, and the producer, short of slots, then waited for the consumers and they for
+//   its copies (results/h200/NOTES.md, 2026-12-01: 12% slower at bs 8 × 91k).
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
@@ -61,10 +63,9 @@ constexpr int kRing = 16;                       // KV ring, in k-blocks
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
 // slot of tile t's position q - 7: position 7 reuses the rope block's, free once Sᵀ(t) is done,
-// so only position 8 waits for Oᵀ(t) (for its first value block only, committed apart).
+// and position 8 the first value block's, free once its Oᵀ MMAs (committed apart) are done.
 __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
-constexpr int kEarly = kRing - kBlocks + 1;     // positions of tile t+1 issued before Oᵀ(t) is done
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
 constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
 constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
@@ -446,16 +447,9 @@ struct Consumer {
             named_barrier(kBarConsumers, 256);
             rescale_values(buf);
             issue_values(blk);
-            if (tile + 1 < hi) {
-                issue_scores<0, kEarly>(blk + kBlocks); // slots of the previous tile and this rope block
-                wgmma_wait<2>();                        // Oᵀ's first value block is done
-                release(blk + pos_of(4 * wg));
-                wgmma_wait<1>();                        // Oᵀ of this tile is done
-            } else {
-                wgmma_wait<1>();
-                release(blk + pos_of(4 * wg));
-                wgmma_wait<0>();
-            }
+            wgmma_wait<1>(); // Oᵀ's first value block is done
+            release(blk + pos_of(4 * wg));
+            wgmma_wait<0>();
             if (lane == 0)
                 mbar_arrive(bar.pfree());
 #pragma unroll
@@ -467,7 +461,7 @@ struct Consumer {
                     release(blk + pos_of(4 * wg + i));
             }
             if (tile + 1 < hi)
-                issue_scores<kEarly, kBlocks>(blk + kBlocks); // the slot of this tile's first value block
+                issue_scores<0, kBlocks>(blk + kBlocks);
         }
         wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
     }
