@@ -254,10 +254,13 @@ struct Consumer {
     }
 
     __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
-    __device__ void release(uint32_t blk) const
+    // Releases blocks block_of(0 .. n-1) of the tile starting at ring position blk, one lane
+    // each, so that one instruction arrives on all of them: lane 0 arriving on each in turn
+    // took about 300 clocks a tile for the 5 blocks released after Sᵀ (results/h200/NOTES.md).
+    template <class F> __device__ void release(uint32_t blk, int n, F block_of) const
     {
-        if (lane == 0)
-            mbar_arrive(bar.empty(blk % kRing));
+        if (lane < n)
+            mbar_arrive(bar.empty((blk + pos_of(block_of(lane))) % kRing));
     }
 
     // Sᵀ's k-blocks [B0, B1) of the tile starting at ring position blk, one commit group for all
@@ -436,9 +439,8 @@ struct Consumer {
 #pragma unroll
             for (int i = 0; i < kN8 * 4; i++)
                 fence_operand(s[i]);
-            for (int b = 0; b < kBlocks; b++) // blocks Oᵀ of this warpgroup does not read
-                if (b / 4 != wg)
-                    release(blk + pos_of(b));
+            // The blocks Oᵀ of this warpgroup does not read: the other's value dims and the rope.
+            release(blk, 5, [&](int i) { return i < 4 ? 4 * (1 - wg) + i : kBlocks - 1; });
             if (tile == hi - 1 && lane == 0)
                 mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
             scale_and_mask(tile);
@@ -448,18 +450,16 @@ struct Consumer {
             rescale_values(buf);
             issue_values(blk);
             wgmma_wait<1>(); // Oᵀ's first value block is done
-            release(blk + pos_of(4 * wg));
+            release(blk, 1, [&](int) { return 4 * wg; });
             wgmma_wait<0>();
-            if (lane == 0)
-                mbar_arrive(bar.pfree());
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int x = 0; x < kRows / 2; x++)
                     fence_operand(o[i][x]);
-                if (i > 0)
-                    release(blk + pos_of(4 * wg + i));
-            }
+            release(blk, 3, [&](int i) { return 4 * wg + 1 + i; });
+            if (lane == 3)
+                mbar_arrive(bar.pfree());
             if (tile + 1 < hi)
                 issue_scores<0, kBlocks>(blk + kBlocks);
         }
