@@ -9,6 +9,17 @@ namespace vb {
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
+// 2^x on the SFU alone. exp2f adds a range check and two multiplies to each call so that
+// results below 2^-126 come out subnormal; here they are flushed to 0. The softmaxes use it
+// for P and for the rescale factors, where that is below fp32's resolution of what they are
+// added to: a row's sum is at least 1 (the score that set its reference max contributes 2^0).
+__device__ __forceinline__ float exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is not read then).
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid)
 {

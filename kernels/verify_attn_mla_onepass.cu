@@ -342,7 +342,7 @@ template <int kN8, int kSW> struct Onepass {
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
                 const float mnew = fmaxf(m[jj], mx);
                 if (mnew != m[jj]) {
-                    c = exp2f(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
+                    c = exp2_ftz(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
                     if (g == 0) {
                         rm[row] = mnew;
                         atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
@@ -354,7 +354,7 @@ template <int kN8, int kSW> struct Onepass {
             float ls = 0.f;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                s[jj][e] = exp2f(s[jj][e] - mu);
+                s[jj][e] = exp2_ftz(s[jj][e] - mu);
                 ls += s[jj][e];
                 const __nv_bfloat16 pb = __float2bfloat16_rn(s[jj][e]);
                 pt[(8 * e + g) * (L::kPStride / 2) + row] = *reinterpret_cast<const uint16_t *>(&pb);

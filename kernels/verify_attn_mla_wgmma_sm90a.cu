@@ -361,7 +361,7 @@ struct Consumer {
                 const int n = 8 * j + 2 * t + e;
                 const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
                 const float mnew = fmaxf(m[j][e], mx);
-                const float c = mnew == m[j][e] ? 1.f : exp2f(m[j][e] - mnew); // 0 when m was -inf
+                const float c = mnew == m[j][e] ? 1.f : exp2_ftz(m[j][e] - mnew); // 0 when m was -inf
                 l[j][e] *= c;
                 m[j][e] = mnew;
                 if (warp == 0 && g == 0) {
@@ -381,7 +381,7 @@ struct Consumer {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
-                s[4 * j + e] = exp2f(s[4 * j + e] - mu);
+                s[4 * j + e] = exp2_ftz(s[4 * j + e] - mu);
             }
             l[j][0] += s[4 * j] + s[4 * j + 2];
             l[j][1] += s[4 * j + 1] + s[4 * j + 3];
