@@ -10,9 +10,10 @@ namespace vb {
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 // 2^x on the SFU alone. exp2f adds a range check and two multiplies to each call so that
-// results below 2^-126 come out subnormal; here they are flushed to 0. The softmaxes use it
-// for P and for the rescale factors, where that is below fp32's resolution of what they are
-// added to: a row's sum is at least 1 (the score that set its reference max contributes 2^0).
+// results below 2^-126 come out subnormal; here they are flushed to 0. mla_onepass and
+// mla_wgmma use it for P and for the rescale factors, where that is below fp32's resolution
+// of what they are added to: a row's sum is at least 1 (the score that set its reference max
+// contributes 2^0).
 __device__ __forceinline__ float exp2_ftz(float x)
 {
     float y;
