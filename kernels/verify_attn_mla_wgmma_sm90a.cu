@@ -458,7 +458,7 @@ struct Consumer {
                 for (int x = 0; x < kRows / 2; x++)
                     fence_operand(o[i][x]);
             release(blk, 3, [&](int i) { return 4 * wg + 1 + i; });
-            if (lane == 3)
+            if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 consumer warps arrive
                 mbar_arrive(bar.pfree());
             if (tile + 1 < hi)
                 issue_scores<0, kBlocks>(blk + kBlocks);
