@@ -263,18 +263,21 @@ struct Consumer {
             mbar_arrive(bar.empty((blk + pos_of(block_of(lane))) % kRing));
     }
 
-    // Sᵀ's k-blocks [B0, B1) of the tile starting at ring position blk, one commit group for all
-    // of them: wgmma_wait counts at most 7 groups in flight (ptxas turned the waits for 9 and 8
-    // that a group per block needed into waits for 7), and only the whole Sᵀ is waited for.
-    template <int B0, int B1> __device__ void issue_scores(uint32_t blk)
+    // Waits for ring positions [from, to) of the tile starting at blk, then makes them
+    // readable by wgmma: the copies landed through the generic proxy, wgmma reads async.
+    __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
-        unsigned q = smem_u32(sm + Smem::q) + mb * 128;
-        asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
+        for (int b = from; b < to; b++)
+            mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
+        fence_proxy_async();
+        wgmma_fence();
+    }
+
+    // Sᵀ's MMAs over ring positions [B0, B1) of the tile starting at blk (accumulating from B0 > 0).
+    template <int B0, int B1> __device__ void score_blocks(uint32_t blk, unsigned q)
+    {
 #pragma unroll
         for (int b = B0; b < B1; b++) {
-            mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
-            fence_proxy_async(); // the copies landed through the generic proxy; wgmma reads async
-            wgmma_fence();
             const unsigned a = kv_block(blk + b);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
@@ -283,6 +286,25 @@ struct Consumer {
                 wgmma_m64n40k16(s, da, db, b | ks);
             }
         }
+    }
+
+    // Sᵀ of the tile starting at ring position blk, one commit group: wgmma_wait counts at most
+    // 7 groups in flight (ptxas turned the waits for 9 and 8 that a group per block needed into
+    // waits for 7), and only the whole Sᵀ is waited for. The proxy fence after each wait is a
+    // MEMBAR.ALL.CTA in the SASS, and a fence between k-blocks stalls the MMAs issued before it:
+    // one fence for the first 8 positions (their slots were freed by the previous tile's Oᵀ or
+    // Sᵀ, so they have landed) and one before the last (its slot is the first value block of
+    // the previous tile, freed by that tile's first Oᵀ group) was 4% faster at bs 8 × 91k than a
+    // fence per k-block, and a single fence after all 9 waits 11% slower than the two
+    // (results/h200/NOTES.md, 2026-12-01).
+    __device__ void issue_scores(uint32_t blk)
+    {
+        unsigned q = smem_u32(sm + Smem::q) + mb * 128;
+        asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
+        await_blocks(blk, 0, kBlocks - 1);
+        score_blocks<0, kBlocks - 1>(blk, q);
+        await_blocks(blk, kBlocks - 1, kBlocks);
+        score_blocks<kBlocks - 1, kBlocks>(blk, q);
         wgmma_commit();
     }
 
@@ -432,7 +454,7 @@ struct Consumer {
         // as non-divergent and does not serialise it.
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
         mbar_wait(bar.qfull(), pieces & 1);
-        issue_scores<0, kBlocks>(blk);
+        issue_scores(blk);
         for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
             const int buf = tiles & 1;
             wgmma_wait<0>();
@@ -461,7 +483,7 @@ struct Consumer {
             if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 consumer warps arrive
                 mbar_arrive(bar.pfree());
             if (tile + 1 < hi)
-                issue_scores<0, kBlocks>(blk + kBlocks);
+                issue_scores(blk + kBlocks);
         }
         wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
     }
