@@ -291,11 +291,11 @@ struct Consumer {
     // Sᵀ of the tile starting at ring position blk, one commit group: wgmma_wait counts at most
     // 7 groups in flight (ptxas turned the waits for 9 and 8 that a group per block needed into
     // waits for 7), and only the whole Sᵀ is waited for. The proxy fence after each wait is a
-    // MEMBAR.ALL.CTA in the SASS, and a fence between k-blocks stalls the MMAs issued before it:
-    // one fence for the first 8 positions (their slots were freed by the previous tile's Oᵀ or
-    // Sᵀ, so they have landed) and one before the last (its slot is the first value block of
-    // the previous tile, freed by that tile's first Oᵀ group) was 4% faster at bs 8 × 91k than a
-    // fence per k-block, and a single fence after all 9 waits 11% slower than the two
+    // MEMBAR.ALL.CTA in the SASS and appears to hold back the MMAs issued before it: one fence
+    // for the first 8 positions (their slots were freed by the previous tile's Oᵀ or Sᵀ, so they
+    // have usually landed) and one before the last (its slot is the previous tile's first value
+    // block, freed by that tile's first Oᵀ group) was 4% faster at bs 8 × 91k than a fence per
+    // k-block, and a single fence after all 9 waits 11% slower than the two
     // (results/h200/NOTES.md, 2026-12-01).
     __device__ void issue_scores(uint32_t blk)
     {
