@@ -105,7 +105,8 @@ struct Smem {
     static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2][2] int: a warpgroup's rows moved
     static constexpr int red = moved + 16;                       // [2][4 warps][40] cross-warp reductions
-    static constexpr int bytes = red + 2 * 4 * 40 * 4;
+    static constexpr int mrow = red + 2 * 4 * 40 * 4;            // [72] int64: each row's mask row, from mask0
+    static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
 static_assert(Smem::alloc <= 227 * 1024, "sm_90's 227 KB per block");
@@ -142,13 +143,37 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 
 // ---- producer warpgroup ----------------------------------------------------------------------
 
+// The piece's q into its buffer once the consumers are done with the previous piece's. Eight
+// threads per row, one 16-byte chunk of each of its 9 k-blocks each: a warp copies 4 rows'
+// 128-byte lines whole, and a row's address (two divisions, 64-bit products) is worked out once
+// per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
+// at one head).
+__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers &bar, unsigned qs,
+                       uint32_t pieces)
+{
+    const int tid = threadIdx.x, ch = tid % 8;
+    mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
+    for (int r = tid / 8; r < kRows; r += 128 / 8) {
+        const int lr = ps.row(r);
+        const bool live = r < ps.nrows;
+        const uint16_t *q =
+            p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head + 8 * ch;
+        const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
+#pragma unroll
+        for (int b = 0; b < kBlocks; b++)
+            cp_async16(dst + b * kQBlockBytes, q + 64 * b, live);
+    }
+    cp_async_mbar_arrive(bar.qfull());
+}
+
 // Each warp copies 16 key rows of every tile: a copy instruction covers the 128-byte lines of
 // 4 rows in one k-block (8 lanes a row, one 16-byte chunk each). Rows are at random places in
 // a page-size-1 pool, and on the H200 a warp instruction touching 16 rows (two lanes a row, as
 // before) gathered 1.6-1.8 TB/s from 0.8-1.8 GB pools, against 4.3-4.4 TB/s for 4, 2 or 1 rows
 // an instruction (results/h200/NOTES.md, the gather probe). Each thread looks up the slot of key
 // tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
-// tile (so the first KV bytes are in flight while the consumers still read the previous q).
+// tile (so the first KV bytes are in flight while the consumers still read the previous q);
+// a CTA's first piece copies q first.
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
                         PieceState &ps, bool going)
 {
@@ -159,6 +184,11 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
     while (next_piece(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
+        // A CTA's first q buffer is free at once: its copy goes out while the first tile's slot
+        // indices load, not after the tile's copies (bs 1 × 512: q landed 4.9 µs into the CTA).
+        const bool q_first = pieces == 0;
+        if (q_first)
+            copy_q(p, ps, bar, qs, pieces);
         for (int tile = lo; tile < hi; tile++) {
             const char *src[4];
             bool valid[4];
@@ -181,26 +211,10 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                     cp_async16(dst + row[i] * 128 + 16 * (ch ^ (row[i] & 7)), src[i] + 128 * block_at(b), valid[i]);
                 cp_async_mbar_arrive(bar.full(s));
             }
-            if (tile == lo) {
-                mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
-                // Eight threads per row, one 16-byte chunk of each of its 9 k-blocks each: a
-                // warp copies 4 rows' 128-byte lines whole, and a row's address (two divisions,
-                // 64-bit products) is worked out once per row, not per chunk. Rows past the
-                // unit are zero-filled, not read (9 of 72 rows are live at one head).
-                for (int r = tid / 8; r < kRows; r += 128 / 8) {
-                    const int lr = ps.row(r);
-                    const bool live = r < ps.nrows;
-                    const uint16_t *q = p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
-                                        (lr % p.heads) * p.stride_q_head + 8 * ch;
-                    const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
-#pragma unroll
-                    for (int b = 0; b < kBlocks; b++)
-                        cp_async16(dst + b * kQBlockBytes, q + 64 * b, live);
-                }
-                cp_async_mbar_arrive(bar.qfull());
-                pieces++;
-            }
+            if (tile == lo && !q_first)
+                copy_q(p, ps, bar, qs, pieces);
         }
+        pieces++;
         named_barrier(kBarProducer, 128); // ps is rewritten by the next walk step
     }
 }
@@ -328,7 +342,8 @@ struct Consumer {
 
     __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
 
-    // Scores to the log2 domain, hidden keys to -inf.
+    // Scores to the log2 domain, hidden keys to -inf. Every mask byte the thread needs is
+    // loaded before any is used, so a masked tile pays one memory latency, not one per byte.
     __device__ void scale_and_mask(int tile)
     {
         const float scale = p.sm_scale * kLog2e;
@@ -340,18 +355,20 @@ struct Consumer {
         if (!mask && k0 + kKeys <= keys)
             return;
         const uint8_t *mk = p.custom_mask + ps.rq.mask0;
-        for_rows([&](int j, int e) {
-            const int64_t tok = row_token(mb + 8 * j + 2 * t + e);
+        const int64_t *mrow = reinterpret_cast<const int64_t *>(sm + Smem::mrow);
 #pragma unroll
-            for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h
-                const int64_t key = k0 + 16 * warp + g + 8 * h;
-                bool vis = key < keys;
-                if (vis && mask && (key >= P || !p.prefix_visible))
-                    vis = mk[tok * keys + key] != 0;
-                if (!vis)
+        for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h; two rounds of loads bound the registers
+            const int64_t key = k0 + 16 * warp + g + 8 * h;
+            const bool in = key < keys, read = in && mask && (key >= P || !p.prefix_visible);
+            uint8_t vis[kN8][2];
+            for_rows([&](int j, int e) {
+                vis[j][e] = read ? __ldg(mk + mrow[mb + 8 * j + 2 * t + e] + key) : (uint8_t)in;
+            });
+            for_rows([&](int j, int e) {
+                if (!vis[j][e])
                     s[4 * j + 2 * h + e] = -CUDART_INF_F;
-            }
-        });
+            });
+        }
     }
 
     // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into shared memory
@@ -491,9 +508,12 @@ struct Consumer {
     __device__ void begin_piece()
     {
         float *rm = reinterpret_cast<float *>(sm + Smem::rm);
+        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem::mrow);
         const int tid = threadIdx.x % 128;
-        if (tid < 8 * nj)
+        if (tid < 8 * nj) {
             rm[rb + tid] = -CUDART_INF_F;
+            mrow[rb + tid] = row_token(rb + tid) * ps.keys;
+        }
 #pragma unroll
         for (int i = 0; i < 4; i++)
 #pragma unroll
