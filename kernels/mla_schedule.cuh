@@ -86,7 +86,7 @@ __device__ __forceinline__ Request load_request(const vb_verify_params &p, const
     r.P = load_index(p.kv_indptr, p.kv_indptr_width, b + 1) - r.kv0;
     r.mask0 = load_index(p.mask_indptr, p.mask_indptr_width, b);
     r.tiles = (int)((r.P + r.T + kKeys - 1) / kKeys);
-    r.row_tiles = r.T > 0 ? (int)((r.T * p.heads + c.rows - 1) / c.rows) : 0;
+    r.row_tiles = r.T > 0 ? ((int)r.T * p.heads + c.rows - 1) / c.rows : 0; // 32-bit: rows of a launch fit an int
     return r;
 }
 
@@ -269,7 +269,9 @@ template <int kKeys, int kThreads> struct Schedule {
             const int64_t lo = max((int64_t)begin, first_tile), hi = min((int64_t)end, unit_end);
             pc.b = b, pc.rt = rt;
             pc.tile_lo = (int)(lo - first_tile), pc.tile_hi = (int)(hi - first_tile);
-            const int g0 = (int)(first_tile / span), g1 = (int)((unit_end - 1) / span);
+            // Positions fit an int (total does): 32-bit divisions, where 64-bit ones are a
+            // software routine on the walk's critical path.
+            const int g0 = (int)first_tile / span, g1 = (int)(unit_end - 1) / span;
             pc.plan.pieces = g1 - g0 + 1;
             pc.plan.slot0 = 2 * g0 + ((int64_t)g0 * span >= unit_start ? 0 : 1);
             pc.direct = pc.plan.pieces == 1;
