@@ -73,8 +73,8 @@ constexpr int kThreads = 3 * 128;               // producer + two consumer warpg
 // only by what the producer releases out of the registers the CTA was launched with (ptxas's
 // count under __launch_bounds__(kThreads, 1): 168 a thread, 64,512 in all), so 128 · producer
 // + 256 · consumer must fit in that, or the consumers wait forever. unsupported() checks it
-// against the built kernel. 56 / 224: ptxas reports 12 bytes of spills (40 / 232: 52, with the
-// producer's q copy unrolled).
+// against the built kernel. 56 / 224: ptxas spills 16 bytes, reloaded only in per-piece code
+// (results/resources.md); 40 / 232 spilled 52 with an earlier producer.
 constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
