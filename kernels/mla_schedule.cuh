@@ -77,7 +77,7 @@ struct Request {
 };
 
 template <int kKeys>
-__device__ __forceinline__ Request load_request(const vb_verify_params &p, const SchedConfig &c, int b)
+__host__ __device__ __forceinline__ Request load_request(const vb_verify_params &p, const SchedConfig &c, int b)
 {
     Request r;
     r.q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
@@ -88,6 +88,30 @@ __device__ __forceinline__ Request load_request(const vb_verify_params &p, const
     r.tiles = (int)((r.P + r.T + kKeys - 1) / kKeys);
     r.row_tiles = r.T > 0 ? ((int)r.T * p.heads + c.rows - 1) / c.rows : 0; // 32-bit: rows of a launch fit an int
     return r;
+}
+
+// Positions a request takes in the cut: its units' fixed costs and tiles.
+__host__ __device__ __forceinline__ int unit_cost(const Request &r, const SchedConfig &c)
+{
+    return r.row_tiles * (r.tiles + c.c0);
+}
+
+// The partial slot of piece k (in tile order) of a unit cut into plan.pieces pieces.
+__host__ __device__ __forceinline__ int piece_slot(const PlanEntry &plan, int k)
+{
+    return k ? 2 * (plan.slot0 / 2 + k) : plan.slot0;
+}
+
+// The CTA a schedule is walked for: blockIdx.x on the device; on the host (the schedule's
+// self-check, kernels/testing/schedule_check.cu) the caller names it.
+__host__ __device__ __forceinline__ int schedule_cta(int host_cta)
+{
+#ifdef __CUDA_ARCH__
+    (void)host_cta;
+    return (int)blockIdx.x;
+#else
+    return host_cta;
+#endif
 }
 
 // A piece: the tiles [tile_lo, tile_hi) of unit (b, rt), and where its result goes.
@@ -192,8 +216,7 @@ template <int kKeys, int kThreads> struct Schedule {
                 int b = base + threadIdx.x * kPer + k;
                 cost[k] = 0;
                 if (b < p.batch) {
-                    Request r = load_request<kKeys>(p, c, b);
-                    cost[k] = r.row_tiles * (r.tiles + c.c0);
+                    cost[k] = unit_cost(load_request<kKeys>(p, c, b), c);
                 }
                 sum += cost[k];
             }
@@ -229,11 +252,13 @@ template <int kKeys, int kThreads> struct Schedule {
         return pos[p.batch];
     }
 
-    // Positions this CTA covers, and the unit holding the first of them.
-    __device__ bool start(const vb_verify_params &p, const SchedConfig &c, const int *pos, int total)
+    // Positions this CTA covers, and the unit holding the first of them. (host_cta: see
+    // schedule_cta.)
+    __host__ __device__ bool start(const vb_verify_params &p, const SchedConfig &c, const int *pos, int total,
+                                   int host_cta = 0)
     {
         span = max((total + c.grid - 1) / c.grid, c.min_span);
-        begin = (int)blockIdx.x * span;
+        begin = schedule_cta(host_cta) * span;
         end = min(begin + span, total);
         if (begin >= end)
             return false;
@@ -254,8 +279,9 @@ template <int kKeys, int kThreads> struct Schedule {
     }
 
     // The next non-empty piece of this CTA, or false when its span is done.
-    __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc)
+    __host__ __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc, int host_cta = 0)
     {
+        const int cta = schedule_cta(host_cta);
         for (;;) {
             while (rt >= req.row_tiles) { // requests without draft tokens have no units
                 if (++b >= p.batch)
@@ -275,8 +301,8 @@ template <int kKeys, int kThreads> struct Schedule {
             pc.plan.pieces = g1 - g0 + 1;
             pc.plan.slot0 = 2 * g0 + ((int64_t)g0 * span >= unit_start ? 0 : 1);
             pc.direct = pc.plan.pieces == 1;
-            pc.plan_owner = (int)blockIdx.x == g0;
-            pc.slot = pc.plan_owner ? pc.plan.slot0 : 2 * (int)blockIdx.x;
+            pc.plan_owner = cta == g0;
+            pc.slot = pc.plan_owner ? pc.plan.slot0 : 2 * cta;
             unit_start = unit_end;
             rt++;
             if (hi > lo)
@@ -359,7 +385,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
         const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
         if (r >= T * p.heads || plan.pieces <= 1)
             continue;
-        auto slot_of = [&](int k) { return k ? 2 * (plan.slot0 / 2 + k) : plan.slot0; };
+        auto slot_of = [&](int k) { return piece_slot(plan, k); };
 
         // Online over the pieces: m the largest max of a piece that saw a visible key so far,
         // acc and lsum scaled to it.

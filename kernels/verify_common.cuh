@@ -19,10 +19,15 @@ constexpr int kMaxDqk = 576, kMaxDv = 512;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-__device__ __forceinline__ int64_t load_index(const void *buf, vb_index_width w, int64_t i)
+// On the host too, for the schedule's self-check (kernels/testing/schedule_check.cu).
+__host__ __device__ __forceinline__ int64_t load_index(const void *buf, vb_index_width w, int64_t i)
 {
+#ifdef __CUDA_ARCH__
     return w == VB_I64 ? (int64_t)__ldg(static_cast<const long long *>(buf) + i)
                        : (int64_t)__ldg(static_cast<const int *>(buf) + i);
+#else
+    return w == VB_I64 ? (int64_t)static_cast<const long long *>(buf)[i] : (int64_t)static_cast<const int *>(buf)[i];
+#endif
 }
 
 // The request that owns draft token t: the last b with qo_indptr[b] <= t (t < qo_indptr[batch]).
