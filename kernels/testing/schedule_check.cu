@@ -1,0 +1,164 @@
+// The device schedule's cut walked on the host (schedule_check.h). The walk is mla_schedule.cuh's
+// own code (Schedule::start and next, load_request, unit_cost and piece_slot are host and device
+// functions); only the prefix of unit costs, which the device computes with a block-wide scan,
+// is summed here in a loop.
+#include "schedule_check.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "mla_schedule.cuh"
+
+namespace {
+
+using namespace vb;
+
+struct Walked {
+    int cta;
+    Piece pc;
+};
+
+int fail(char *why, size_t n, int code, const char *fmt, long a, long b, long c)
+{
+    snprintf(why, n, fmt, a, b, c);
+    return code;
+}
+
+// The pieces of every CTA, in walk order.
+template <int kKeys>
+std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
+{
+    std::vector<int> pos((size_t)p.batch + 1, 0);
+    for (int b = 0; b < p.batch; b++)
+        pos[b + 1] = pos[b] + unit_cost(load_request<kKeys>(p, c, b), c);
+    std::vector<Walked> out;
+    for (int g = 0; g < c.grid; g++) {
+        Schedule<kKeys, 128> s;
+        if (!s.start(p, c, pos.data(), pos[p.batch], g))
+            continue;
+        Piece pc;
+        while (s.next(p, c, pc, g))
+            out.push_back({g, pc});
+    }
+    return out;
+}
+
+// The checks of schedule_check.h over the walked pieces.
+template <int kKeys>
+int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Walked> &pieces, long *cut_out,
+          char *why, size_t n)
+{
+    const size_t units = (size_t)p.batch * c.row_tiles;
+    std::vector<std::vector<const Walked *>> of_unit(units);
+    for (const Walked &w : pieces) {
+        if (w.pc.tile_hi <= w.pc.tile_lo)
+            return fail(why, n, 1, "CTA %ld walked an empty piece of request %ld (row tile %ld)", w.cta, w.pc.b,
+                        w.pc.rt);
+        of_unit[(size_t)w.pc.b * c.row_tiles + w.pc.rt].push_back(&w);
+    }
+    std::vector<int> slot_user((size_t)2 * c.grid, -1);
+    long cut = 0;
+    for (int b = 0; b < p.batch; b++) {
+        const Request r = load_request<kKeys>(p, c, b);
+        for (int rt = 0; rt < c.row_tiles; rt++) {
+            std::vector<const Walked *> &u = of_unit[(size_t)b * c.row_tiles + rt];
+            if (rt >= r.row_tiles) {
+                if (!u.empty())
+                    return fail(why, n, 1, "request %ld has no row tile %ld, but %ld pieces of it were walked", b, rt,
+                                (long)u.size());
+                continue;
+            }
+            std::sort(u.begin(), u.end(), [](const Walked *x, const Walked *y) { return x->pc.tile_lo < y->pc.tile_lo; });
+            int next_tile = 0;
+            for (size_t k = 0; k < u.size(); k++) {
+                const Piece &pc = u[k]->pc;
+                if (pc.tile_lo != next_tile)
+                    return fail(why, n, 1, "request %ld row tile %ld: tile %ld is in no piece or in two", b, rt,
+                                std::min(pc.tile_lo, next_tile));
+                next_tile = pc.tile_hi;
+                if (pc.plan.pieces != (int)u.size() || pc.plan.slot0 != u[0]->pc.plan.slot0)
+                    return fail(why, n, 1, "request %ld row tile %ld: a piece's plan says %ld pieces", b, rt,
+                                pc.plan.pieces);
+                if (pc.plan_owner != (k == 0))
+                    return fail(why, n, 1, "request %ld row tile %ld: piece %ld owns the plan or the first does not",
+                                b, rt, (long)k);
+                if (pc.direct != (u.size() == 1))
+                    return fail(why, n, 1, "request %ld row tile %ld: written directly with %ld pieces", b, rt,
+                                (long)u.size());
+                if (u.size() == 1)
+                    continue;
+                if (pc.slot != piece_slot(pc.plan, (int)k) || pc.slot < 0 || pc.slot >= 2 * c.grid)
+                    return fail(why, n, 1, "request %ld row tile %ld: its pieces' slots are not what the combine reads "
+                                           "(slot %ld)", b, rt, pc.slot);
+                if (slot_user[pc.slot] >= 0)
+                    return fail(why, n, 1, "partial slot %ld is written by two pieces (request %ld row tile %ld)",
+                                pc.slot, b, rt);
+                slot_user[pc.slot] = b;
+            }
+            if (next_tile != r.tiles)
+                return fail(why, n, 1, "request %ld row tile %ld: tiles from %ld on are in no piece", b, rt, next_tile);
+            cut += u.size() > 1;
+        }
+    }
+    if (cut_out)
+        *cut_out = cut;
+    return 0;
+}
+
+template <int kKeys>
+int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pieces_out, long *cut_out, char *why,
+        size_t n)
+{
+    std::vector<Walked> pieces = walk<kKeys>(p, c);
+    if (plant_bug == VB_SCHED_BUG_DROP_PIECE && !pieces.empty())
+        pieces.erase(pieces.begin() + (long)pieces.size() / 2);
+    if (plant_bug == VB_SCHED_BUG_SHARED_SLOT) // a non-owner piece writes its CTA's other slot
+        for (Walked &w : pieces)
+            if (!w.pc.direct && !w.pc.plan_owner) {
+                w.pc.slot = 2 * w.cta + 1;
+                break;
+            }
+    if (pieces_out)
+        *pieces_out = (long)pieces.size();
+    return check<kKeys>(p, c, pieces, cut_out, why, n);
+}
+
+} // namespace
+
+extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
+                                 const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out,
+                                 char *why, size_t n)
+{
+    if (batch < 1 || heads < 1 || cfg->grid < 1 || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 || cfg->min_span < 1)
+        return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span)", batch, heads,
+                    cfg->grid);
+    std::vector<int64_t> kv(batch + 1, 0), qo(batch + 1, 0), mask(batch + 1, 0);
+    int64_t max_draft = 0, positions = 0;
+    for (int b = 0; b < batch; b++) {
+        kv[b + 1] = kv[b] + prefix_lens[b];
+        qo[b + 1] = qo[b] + draft_lens[b];
+        max_draft = std::max(max_draft, draft_lens[b]);
+    }
+    vb_verify_params p = {};
+    p.batch = batch, p.heads = heads;
+    p.kv_indptr = kv.data(), p.qo_indptr = qo.data(), p.mask_indptr = mask.data();
+    p.kv_indptr_width = p.qo_indptr_width = p.mask_indptr_width = VB_I64;
+    SchedConfig c;
+    c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
+    c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
+    for (int b = 0; b < batch; b++) // the device sums positions in an int
+        positions += (int64_t)(draft_lens[b] > 0 ? (draft_lens[b] * heads + c.rows - 1) / c.rows : 0) *
+                     ((prefix_lens[b] + draft_lens[b] + cfg->keys_per_tile - 1) / cfg->keys_per_tile + c.c0);
+    if (positions > INT32_MAX)
+        return fail(why, n, 2, "%ld positions do not fit the schedule's int (batch %ld, heads %ld)", (long)positions,
+                    batch, heads);
+    switch (cfg->keys_per_tile) {
+    case 64:
+        return run<64>(p, c, plant_bug, pieces_out, cut_out, why, n);
+    case 32:
+        return run<32>(p, c, plant_bug, pieces_out, cut_out, why, n);
+    default:
+        return fail(why, n, 2, "no scheduled kernel has %ld keys a tile (64 or 32)", cfg->keys_per_tile, 0, 0);
+    }
+}

@@ -1,0 +1,43 @@
+/* The device schedule's cut (kernels/mla_schedule.cuh), walked on the host for every CTA of a
+ * grid and checked, so that the tests can prove on a machine without a GPU that the cut loses
+ * no tile, gives no tile twice and never has two pieces share a partial slot. */
+#ifndef VB_SCHEDULE_CHECK_H
+#define VB_SCHEDULE_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
+ * per unit, a piece's fixed cost and the smallest span in tiles, and the grid (CTAs). */
+typedef struct {
+    int keys_per_tile;
+    int rows;
+    int c0;
+    int min_span;
+    int grid;
+} vb_sched_config;
+
+/* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
+enum { VB_SCHED_NO_BUG = 0, VB_SCHED_BUG_DROP_PIECE = 1, VB_SCHED_BUG_SHARED_SLOT = 2 };
+
+/* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
+ * heads query heads) for every CTA of cfg->grid, and checks that every tile of every unit is in
+ * exactly one non-empty piece, that the pieces of a unit agree on its plan (piece count, first
+ * slot), that exactly its first piece owns the plan, that a unit is written directly exactly
+ * when it is one piece, and that the partial slots of cut units are the ones the combine reads
+ * (piece k at piece_slot(plan, k)), below 2 * grid and all distinct. Returns 0 when all hold,
+ * else 1 with the first violation in why; 2 (with why) for a configuration it cannot walk.
+ * pieces_out, when not NULL, receives the number of pieces walked; cut_out the cut units. */
+int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
+                      const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out, char *why,
+                      size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,120 @@
+/* The device schedule's cut, walked on the host (kernels/testing/schedule_check.h): on the
+ * shipped shapes and on random batches, for mla_wgmma's and mla_onepass's configurations, every
+ * tile of every unit lands in exactly one piece and no two pieces share a partial slot; and the
+ * check does fail when a piece is dropped or two pieces share a slot. */
+#include "vbtest.h"
+
+#include "prng.h"
+#include "testing/schedule_check.h"
+
+static const vb_sched_config kWgmma = {64, 72, 3, 1, 132};
+
+static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, const vb_sched_config *cfg, int bug,
+                         long *pieces, long *cut, char *why, size_t n)
+{
+    int64_t p[64], t[64];
+    for (int b = 0; b < batch; b++)
+        p[b] = prefix, t[b] = draft;
+    return vb_schedule_check(batch, p, t, heads, cfg, bug, pieces, cut, why, n);
+}
+
+static void test_shipped_shapes(void)
+{
+    const struct {
+        int batch;
+        int64_t prefix;
+    } shapes[] = {{1, 1}, {1, 512}, {8, 4096}, {8, 23000}, {8, 91000}, {8, 200000}, {1, 200000}, {32, 4096}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        char why[256] = "";
+        long pieces = 0, cut = 0;
+        int rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why,
+                               sizeof why);
+        CHECK_MSG(rc == 0, "bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
+        CHECK(pieces >= shapes[i].batch);
+    }
+    /* One 200k-token request is spread over (nearly) every CTA; one 1-token request is one piece. */
+    char why[256] = "";
+    long pieces = 0, cut = 0;
+    CHECK(check_uniform(1, 200000, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK_MSG(pieces > 100 && cut == 1, "bs 1 x 200k: %ld pieces, %ld cut units", pieces, cut);
+    CHECK(check_uniform(1, 1, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK_MSG(pieces == 1 && cut == 0, "bs 1 x 1: %ld pieces, %ld cut units", pieces, cut);
+}
+
+static void test_random_batches(void)
+{
+    vb_prng rng = vb_prng_make(20261201, 7);
+    const int heads_choice[] = {1, 8, 16, 64}, grid_choice[] = {1, 2, 7, 132, 148};
+    long cases = 0, with_cut = 0, with_direct = 0;
+    for (int i = 0; i < 3000; i++) {
+        int64_t p[64], t[64];
+        const int batch = (int)vb_prng_range(&rng, 1, 64);
+        for (int b = 0; b < batch; b++) {
+            const int kind = (int)vb_prng_range(&rng, 0, 4);
+            p[b] = kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? vb_prng_range(&rng, 2, 5000) : vb_prng_range(&rng, 5001, 300000);
+            const int tk = (int)vb_prng_range(&rng, 0, 5);
+            t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
+        }
+        vb_sched_config cfg;
+        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma */
+            cfg = (vb_sched_config){64, 72, 3, 1, 132};
+        else /* mla_onepass: 32-key tiles, 8 to 72 rows a unit */
+            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132};
+        cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
+        if (vb_prng_range(&rng, 0, 7) == 0)
+            cfg.min_span = (int)vb_prng_range(&rng, 2, 8);
+        const int heads = heads_choice[vb_prng_range(&rng, 0, 3)];
+        char why[256] = "";
+        long pieces = 0, cut = 0;
+        const int rc = vb_schedule_check(batch, p, t, heads, &cfg, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why);
+        CHECK_MSG(rc == 0, "case %d (batch %d, heads %d, %d keys, %d rows, grid %d, min_span %d): %s", i, batch, heads,
+                  cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, why);
+        cases++;
+        with_cut += cut > 0;
+        with_direct += pieces > cut;
+    }
+    /* Both kinds of unit were exercised, not only one. */
+    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4, "%ld cases: %ld with cut units, %ld with direct ones",
+              cases, with_cut, with_direct);
+}
+
+static void test_planted_bugs(void)
+{
+    char why[256] = "";
+    long pieces = 0, cut = 0;
+    /* bs 1 x 512: 9 tiles over 9 CTAs, one unit in 9 pieces. */
+    CHECK(check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK_MSG(cut == 1 && pieces > 1, "bs 1 x 512: %ld pieces, %ld cut", pieces, cut);
+    int rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && (strstr(why, "tile") || strstr(why, "pieces")), "a dropped piece: rc %d, %s", rc, why);
+    rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot: rc %d, %s", rc, why);
+    rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1, "a dropped piece at bs 8 x 4096: rc %d, %s", rc, why);
+}
+
+static void test_refusals(void)
+{
+    char why[256] = "";
+    vb_sched_config odd_rows = kWgmma, no_keys = kWgmma;
+    odd_rows.rows = 12;
+    no_keys.keys_per_tile = 48;
+    CHECK(check_uniform(1, 512, 9, 8, &odd_rows, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
+    CHECK(check_uniform(1, 512, 9, 8, &no_keys, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
+    CHECK_MSG(strstr(why, "48") != NULL, "%s", why);
+    /* More positions than the schedule's int holds. */
+    int64_t p[64], t[64];
+    for (int b = 0; b < 64; b++)
+        p[b] = 2000000000, t[b] = 64;
+    CHECK(vb_schedule_check(64, p, t, 64, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
+    CHECK_MSG(strstr(why, "positions") != NULL, "%s", why);
+}
+
+int main(void)
+{
+    test_shipped_shapes();
+    test_random_batches();
+    test_planted_bugs();
+    test_refusals();
+    TEST_MAIN_END();
+}
