@@ -385,7 +385,6 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
         const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
         if (r >= T * p.heads || plan.pieces <= 1)
             continue;
-        auto slot_of = [&](int k) { return piece_slot(plan, k); };
 
         // Online over the pieces: m the largest max of a piece that saw a visible key so far,
         // acc and lsum scaled to it.
@@ -397,7 +396,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
 #pragma unroll
             for (int i = 0; i < kBatch; i++) {
                 const bool in = k0 + i < plan.pieces;
-                const size_t slot = in ? (size_t)slot_of(k0 + i) * c.rows + rr : 0;
+                const size_t slot = in ? (size_t)piece_slot(plan, k0 + i) * c.rows + rr : 0;
                 ml[i] = in ? w.ml[slot] : make_float2(-CUDART_INF_F, 0.f);
                 v[i] = in ? reinterpret_cast<const float4 *>(w.acc + slot * kDv)[tid] : make_float4(0.f, 0.f, 0.f, 0.f);
             }

@@ -57,7 +57,7 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
                         w.pc.rt);
         of_unit[(size_t)w.pc.b * c.row_tiles + w.pc.rt].push_back(&w);
     }
-    std::vector<int> slot_user((size_t)2 * c.grid, -1);
+    std::vector<bool> slot_taken((size_t)2 * c.grid, false);
     long cut = 0;
     for (int b = 0; b < p.batch; b++) {
         const Request r = load_request<kKeys>(p, c, b);
@@ -91,10 +91,10 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
                 if (pc.slot != piece_slot(pc.plan, (int)k) || pc.slot < 0 || pc.slot >= 2 * c.grid)
                     return fail(why, n, 1, "request %ld row tile %ld: its pieces' slots are not what the combine reads "
                                            "(slot %ld)", b, rt, pc.slot);
-                if (slot_user[pc.slot] >= 0)
+                if (slot_taken[pc.slot])
                     return fail(why, n, 1, "partial slot %ld is written by two pieces (request %ld row tile %ld)",
                                 pc.slot, b, rt);
-                slot_user[pc.slot] = b;
+                slot_taken[pc.slot] = true;
             }
             if (next_tile != r.tiles)
                 return fail(why, n, 1, "request %ld row tile %ld: tiles from %ld on are in no piece", b, rt, next_tile);
@@ -110,6 +110,14 @@ template <int kKeys>
 int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pieces_out, long *cut_out, char *why,
         size_t n)
 {
+    int64_t positions = 0; // the device sums them in an int
+    for (int b = 0; b < p.batch; b++) {
+        const Request r = load_request<kKeys>(p, c, b);
+        positions += (int64_t)r.row_tiles * (r.tiles + c.c0);
+    }
+    if (positions > INT32_MAX)
+        return fail(why, n, 2, "%ld positions do not fit the schedule's int (batch %ld, heads %ld)", (long)positions,
+                    p.batch, p.heads);
     std::vector<Walked> pieces = walk<kKeys>(p, c);
     if (plant_bug == VB_SCHED_BUG_DROP_PIECE && !pieces.empty())
         pieces.erase(pieces.begin() + (long)pieces.size() / 2);
@@ -134,7 +142,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
         return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span)", batch, heads,
                     cfg->grid);
     std::vector<int64_t> kv(batch + 1, 0), qo(batch + 1, 0), mask(batch + 1, 0);
-    int64_t max_draft = 0, positions = 0;
+    int64_t max_draft = 0;
     for (int b = 0; b < batch; b++) {
         kv[b + 1] = kv[b] + prefix_lens[b];
         qo[b + 1] = qo[b] + draft_lens[b];
@@ -147,12 +155,6 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     SchedConfig c;
     c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
-    for (int b = 0; b < batch; b++) // the device sums positions in an int
-        positions += (int64_t)(draft_lens[b] > 0 ? (draft_lens[b] * heads + c.rows - 1) / c.rows : 0) *
-                     ((prefix_lens[b] + draft_lens[b] + cfg->keys_per_tile - 1) / cfg->keys_per_tile + c.c0);
-    if (positions > INT32_MAX)
-        return fail(why, n, 2, "%ld positions do not fit the schedule's int (batch %ld, heads %ld)", (long)positions,
-                    batch, heads);
     switch (cfg->keys_per_tile) {
     case 64:
         return run<64>(p, c, plant_bug, pieces_out, cut_out, why, n);
