@@ -358,82 +358,207 @@ inline int device_sm_count()
 }
 
 // The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were
-// written by the main launch). A row is one worker's: 128 threads, a float4 of the row each,
-// grid-strided over every possible unit row, so no search maps a row to its request. A worker
-// merges the row's pieces in one pass, kBatch at a time, every load of a batch (each piece's
-// (max, sum) and its partial row) issued before any result is used: a row costs its two index
-// loads and one memory latency per kBatch pieces. (The previous combine, one block per row with
-// a max pass, a weight pass and a barrier between them, spent 5-33 µs of a launch at the target
-// shapes: results/h200/NOTES.md.) Every thread derives the same weights, so no thread waits for
-// another. The grid has 8 workers per SM (at 80 registers 6 fit at a time): the rows, not the
-// pieces, are the parallelism when many units are cut.
-constexpr int kCombineThreads = 128, kCombineBlocksPerSm = 8;
+// written by the main launch). Its cost is latency and bytes in flight, not bandwidth (Nsight
+// Compute, the previous combine at bs 1 x 200k: 9% of L2 throughput), so it is laid out to keep
+// the dependent steps of a row few and many rows' loads in flight at once:
+// - The work items are (unit row, 128-dim slice), grid-strided over a grid the size of one wave.
+//   A block first looks at up to 128 of its items at once, a thread each (the request's
+//   qo_indptr and the unit's plan entry), and lists those with work: one index latency a block
+//   instead of one a row.
+// - A row of at most kCombineFew pieces is two warps' (its slice-0 item), half a row each: a
+//   lane holds two float4 of every piece, all loaded before any is used; the block's warps take
+//   such halves in turn, four at a time. (Whole rows a warp took 110 registers, 4 blocks an SM.)
+// - A row of at most kCombineSpread pieces is one block's: warp w merges slice w, kCombineBatch
+//   pieces at a time.
+// - A row of more pieces is 4 items, one per slice, so that it spreads over 4 blocks; within a
+//   block the 4 warps take its pieces in turn (warp w: w, w + 4, ...) and meet in shared
+//   memory. (One 128-thread worker per row left bs 1 x 200k's 72 rows of 132 pieces on 72 SMs
+//   for 17 dependent batches; results/h200/NOTES.md.)
+constexpr int kCombineThreads = 128, kCombineSlices = 4, kCombineBatch = 8, kCombineFew = 4, kCombineSpread = 32;
+
+// A running merge of pieces: m the largest max of a piece that saw a visible key, lsum and the
+// kVec float4 of acc (dims d + 128 j of a row) scaled to it.
+template <int kVec> struct PieceMerge {
+    float m, lsum;
+    float4 acc[kVec];
+
+    __device__ PieceMerge() : m(-INFINITY), lsum(0.f) // INFINITY: CUDART_INF_F is device-only
+    {
+#pragma unroll
+        for (int j = 0; j < kVec; j++)
+            acc[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+
+    template <int kBatch> __device__ __forceinline__ void add(const float2 (&ml)[kBatch], const float4 (&v)[kBatch][kVec])
+    {
+        float mb = m;
+#pragma unroll
+        for (int i = 0; i < kBatch; i++)
+            if (ml[i].y > 0.f)
+                mb = fmaxf(mb, ml[i].x);
+        const float scale = mb == m ? 1.f : exp2f(m - mb); // 0 while m is -inf
+        m = mb;
+        lsum *= scale;
+#pragma unroll
+        for (int j = 0; j < kVec; j++)
+            acc[j].x *= scale, acc[j].y *= scale, acc[j].z *= scale, acc[j].w *= scale;
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) {
+            if (!(ml[i].y > 0.f)) // no visible key: weight 0 (and its row is not read into acc)
+                continue;
+            const float f = exp2f(ml[i].x - m);
+            lsum += ml[i].y * f;
+#pragma unroll
+            for (int j = 0; j < kVec; j++)
+                acc[j].x += v[i][j].x * f, acc[j].y += v[i][j].y * f, acc[j].z += v[i][j].z * f,
+                    acc[j].w += v[i][j].w * f;
+        }
+    }
+
+    // Reads pieces k0, k0 + step, ... (up to kBatch of them, those below plan.pieces) of unit row
+    // rr, the float4 at dims d + 128 j of each, and merges them.
+    template <int kDv, int kBatch>
+    __device__ __forceinline__ void read(const SchedWorkspace &w, const PlanEntry &plan, int rows, int rr, int d,
+                                         int k0, int step)
+    {
+        float2 ml[kBatch];
+        float4 v[kBatch][kVec];
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) {
+            const int k = k0 + i * step;
+            const bool in = k < plan.pieces;
+            const size_t slot = in ? (size_t)piece_slot(plan, k) * rows + rr : 0;
+            ml[i] = in ? w.ml[slot] : make_float2(-CUDART_INF_F, 0.f);
+#pragma unroll
+            for (int j = 0; j < kVec; j++)
+                v[i][j] = in ? *reinterpret_cast<const float4 *>(w.acc + slot * kDv + d + 128 * j)
+                             : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        add(ml, v);
+    }
+
+    // Writes dims d + 128 j of o row (t, h), and its lse when asked.
+    __device__ __forceinline__ void write(const vb_verify_params &p, int64_t t, int h, int d, bool with_lse) const
+    {
+        const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
+        uint16_t *row = p.o + t * p.stride_o_token + h * p.stride_o_head;
+#pragma unroll
+        for (int j = 0; j < kVec; j++) {
+            __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(row + d + 128 * j);
+            o[0] = __floats2bfloat162_rn(acc[j].x * inv, acc[j].y * inv);
+            o[1] = __floats2bfloat162_rn(acc[j].z * inv, acc[j].w * inv);
+        }
+        if (with_lse && p.lse)
+            p.lse[t * p.heads + h] = row_lse(m, lsum);
+    }
+};
+
+// A combine item with work: unit row rr of a unit cut by plan, o row (t, h), and the slice it
+// merges (-1: the whole row).
+struct CombineItem {
+    int64_t t;
+    int h, rr, slice;
+    PlanEntry plan;
+};
+
+// Item i of the combine's grid-strided list (unit row i % unit_rows, slice i / unit_rows):
+// true with its work when it has any.
+__device__ __forceinline__ bool combine_item(const vb_verify_params &p, const SchedConfig &c, const SchedWorkspace &w,
+                                             int i, int unit_rows, CombineItem &it)
+{
+    // 32-bit: a launch's unit rows fit an int, and 64-bit divisions are a software routine.
+    const int idx = i % unit_rows, slice = i / unit_rows;
+    const int u = idx / c.rows, rr = idx % c.rows, b = u / c.row_tiles;
+    const int r = u % c.row_tiles * c.rows + rr; // row of request b
+    const int64_t q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
+    const int64_t T = load_index(p.qo_indptr, p.qo_indptr_width, b + 1) - q0;
+    const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
+    if (r >= T * p.heads || plan.pieces <= 1)
+        return false;
+    const bool spread = plan.pieces > kCombineSpread;
+    if (!spread && slice)
+        return false;
+    it.t = q0 + r / p.heads, it.h = r % p.heads, it.rr = rr, it.slice = spread ? slice : -1, it.plan = plan;
+    return true;
+}
 
 template <int kDv>
 __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
 {
-    constexpr int kBatch = 8;
-    static_assert(kDv == kCombineThreads * 4, "one float4 of the row per thread");
+    constexpr int kWarps = kCombineThreads / 32, kSlice = kDv / kCombineSlices;
+    static_assert(kSlice == 32 * 4 && kWarps == kCombineSlices, "a float4 of a slice per lane, a slice per warp");
+    __shared__ CombineItem few[kCombineThreads], more[kCombineThreads];
+    __shared__ int nfew, nmore;
+    __shared__ float4 warp_acc[kWarps][32];
+    __shared__ float2 warp_ml[kWarps];
     const SchedWorkspace w(ws, c, p.batch, kDv);
-    const int tid = threadIdx.x;
-    const int64_t unit_rows = (int64_t)p.batch * c.row_tiles * c.rows;
-    for (int64_t idx = blockIdx.x; idx < unit_rows; idx += gridDim.x) {
-        const int u = (int)(idx / c.rows), rr = (int)(idx % c.rows), b = u / c.row_tiles;
-        const int64_t r = (int64_t)(u % c.row_tiles) * c.rows + rr; // row of request b
-        const int64_t q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
-        const int64_t T = load_index(p.qo_indptr, p.qo_indptr_width, b + 1) - q0;
-        const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
-        if (r >= T * p.heads || plan.pieces <= 1)
-            continue;
-
-        // Online over the pieces: m the largest max of a piece that saw a visible key so far,
-        // acc and lsum scaled to it.
-        float m = -CUDART_INF_F, lsum = 0.f;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int k0 = 0; k0 < plan.pieces; k0 += kBatch) {
-            float2 ml[kBatch];
-            float4 v[kBatch];
-#pragma unroll
-            for (int i = 0; i < kBatch; i++) {
-                const bool in = k0 + i < plan.pieces;
-                const size_t slot = in ? (size_t)piece_slot(plan, k0 + i) * c.rows + rr : 0;
-                ml[i] = in ? w.ml[slot] : make_float2(-CUDART_INF_F, 0.f);
-                v[i] = in ? reinterpret_cast<const float4 *>(w.acc + slot * kDv)[tid] : make_float4(0.f, 0.f, 0.f, 0.f);
-            }
-            float mb = m;
-#pragma unroll
-            for (int i = 0; i < kBatch; i++)
-                if (ml[i].y > 0.f)
-                    mb = fmaxf(mb, ml[i].x);
-            const float scale = mb == m ? 1.f : exp2f(m - mb); // 0 while m is -inf
-            m = mb;
-            lsum *= scale;
-            acc.x *= scale, acc.y *= scale, acc.z *= scale, acc.w *= scale;
-#pragma unroll
-            for (int i = 0; i < kBatch; i++) {
-                if (!(ml[i].y > 0.f)) // no visible key: weight 0 (and its row is not read into acc)
-                    continue;
-                const float f = exp2f(ml[i].x - m);
-                lsum += ml[i].y * f;
-                acc.x += v[i].x * f, acc.y += v[i].y * f, acc.z += v[i].z * f, acc.w += v[i].w * f;
-            }
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
+        if (threadIdx.x == 0)
+            nfew = nmore = 0;
+        __syncthreads();
+        CombineItem mine;
+        const int i = base + threadIdx.x * gridDim.x;
+        if (i < items && combine_item(p, c, w, i, unit_rows, mine)) {
+            if (mine.plan.pieces <= kCombineFew)
+                few[atomicAdd(&nfew, 1)] = mine;
+            else
+                more[atomicAdd(&nmore, 1)] = mine;
         }
-        const int64_t t = q0 + r / p.heads;
-        const int h = (int)(r % p.heads);
-        const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
-        __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(p.o + t * p.stride_o_token + h * p.stride_o_head);
-        o[2 * tid] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-        o[2 * tid + 1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
-        if (p.lse && tid == 0)
-            p.lse[t * p.heads + h] = row_lse(m, lsum);
+        __syncthreads();
+        for (int k = warp; k < 2 * nfew; k += kWarps) { // a few pieces: a warp merges half a row
+            const CombineItem it = few[k / 2];
+            const int d = k % 2 * (kDv / 2) + lane * 4;
+            PieceMerge<kCombineSlices / 2> m;
+            m.read<kDv, kCombineFew>(w, it.plan, c.rows, it.rr, d, 0, 1);
+            m.write(p, it.t, it.h, d, d == 0);
+        }
+        for (int k = 0; k < nmore; k++) { // the same items in every thread: block-uniform branches
+            const CombineItem it = more[k];
+            if (it.slice < 0) { // warp w merges slice w of the row
+                const int d = warp * kSlice + lane * 4;
+                PieceMerge<1> m;
+                for (int k0 = 0; k0 < it.plan.pieces; k0 += kCombineBatch)
+                    m.read<kDv, kCombineBatch>(w, it.plan, c.rows, it.rr, d, k0, 1);
+                m.write(p, it.t, it.h, d, d == 0);
+                continue;
+            }
+            const int d = it.slice * kSlice + lane * 4; // many pieces: the warps take turns
+            PieceMerge<1> m;
+            for (int k0 = warp; k0 < it.plan.pieces; k0 += kWarps * kCombineBatch)
+                m.read<kDv, kCombineBatch>(w, it.plan, c.rows, it.rr, d, k0, kWarps);
+            warp_acc[warp][lane] = m.acc[0];
+            if (lane == 0)
+                warp_ml[warp] = make_float2(m.m, m.lsum);
+            __syncthreads();
+            if (warp == 0) {
+                float2 ml[kWarps];
+                float4 v[kWarps][1];
+#pragma unroll
+                for (int j = 0; j < kWarps; j++)
+                    ml[j] = warp_ml[j], v[j][0] = warp_acc[j][lane];
+                PieceMerge<1> all;
+                all.add(ml, v);
+                all.write(p, it.t, it.h, d, d == 0);
+            }
+            __syncthreads(); // warp_acc and warp_ml are rewritten by the next item
+        }
+        __syncthreads(); // the lists are rewritten by the next round
     }
 }
 
-// The combine launch behind a main launch of config c.
+// The combine launch behind a main launch of config c: one wave of blocks (as many as fit on
+// the main launch's SMs at once), so that no block of a second wave waits for the first.
 template <int kDv> inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c,
                                                      cudaStream_t stream)
 {
-    combine_pieces<kDv><<<c.grid * kCombineBlocksPerSm, kCombineThreads, 0, stream>>>(p, ws, c);
+    static int per_sm = 0; // the occupancy query is host-side: allowed while a capture is open
+    if (!per_sm && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, combine_pieces<kDv>, kCombineThreads, 0) !=
+                        cudaSuccess ||
+                    per_sm < 1))
+        per_sm = 1, (void)cudaGetLastError();
+    combine_pieces<kDv><<<c.grid * per_sm, kCombineThreads, 0, stream>>>(p, ws, c);
     return cudaGetLastError();
 }
 
