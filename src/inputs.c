@@ -226,16 +226,18 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
         if (!owned[i])
             in->unused_slots[k++] = i;
     free(owned);
-    /* Scores are sm_scale * q·k with q ~ U(-a, a), k ~ U(-1, 1) over d_qk terms:
-     * std = sm_scale * sqrt(d_qk) * a / 3, so a = 3 * std / (sm_scale * sqrt(d_qk)). */
+    /* Scores are sm_scale * q·k with q ~ U(-a, a), k ~ U(-A, A) over d_qk terms (A the KV
+     * amplitude): std = sm_scale * sqrt(d_qk) * a * A / 3, so a = 3 * std / (sm_scale * sqrt(d_qk) * A):
+     * the amplitude scales the values, not the scores. */
     in->q_amplitude = malloc(sizeof *in->q_amplitude * (size_t)in->tokens);
     if (!in->q_amplitude)
         goto oom;
     for (int64_t t = 0; t < in->tokens; t++) {
         int64_t keys = in->prefix_len[t / T] + T;
-        in->q_amplitude[t] = (float)(3.0 * score_std(keys) / (s->sm_scale * sqrt((double)in->d_qk)));
+        in->q_amplitude[t] =
+            (float)(3.0 * score_std(keys) / (s->sm_scale * sqrt((double)in->d_qk) * v->kv_amplitude));
     }
-    in->kv_amplitude = 1.0f;
+    in->kv_amplitude = (float)v->kv_amplitude;
     in->q_gen = (vb_gen_stream){vb_seed_mix(v->seed, STREAM_Q), in->tokens * in->heads * in->d_qk,
                                 (int64_t)in->heads * in->d_qk, in->q_amplitude};
     in->kv_gen = (vb_gen_stream){vb_seed_mix(v->seed, STREAM_KV), in->num_slots * in->d_qk, in->num_slots * in->d_qk,

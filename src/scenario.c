@@ -380,7 +380,7 @@ static int parse_kv_cache(parse_ctx *c, const cJSON *k, const char *path, vb_var
 {
     char p[256], q[300];
     join(p, sizeof p, path, "kv_cache");
-    static const char *const keys[] = {"page_size", "layout", "free_fraction", "dtype", NULL};
+    static const char *const keys[] = {"page_size", "layout", "free_fraction", "amplitude", "dtype", NULL};
     static const char *const dtypes[] = {"bf16", "fp8_e4m3", NULL};
     int e0 = c->errors, layout, dtype;
     if (want_object(c, k, p))
@@ -395,6 +395,9 @@ static int parse_kv_cache(parse_ctx *c, const cJSON *k, const char *path, vb_var
     get_num(c, k, p, "free_fraction", 0.0, 0.9, 0.25, &v->free_fraction);
     if (k && cJSON_GetObjectItemCaseSensitive(k, "free_fraction") && v->layout != VB_LAYOUT_FRAGMENTED)
         join(q, sizeof q, p, "free_fraction"), perr(c, q, "only the fragmented layout leaves pages free");
+    /* Up to 1e30: far past fp16's range (65504), which a kernel's partials may use, and inside
+     * bf16's (3.4e38) with room for the products a reference forms. */
+    get_num(c, k, p, "amplitude", 1e-3, 1e30, 1.0, &v->kv_amplitude);
     if (!get_enum(c, k, p, "dtype", dtypes, 0, &dtype) && dtype == 1)
         join(q, sizeof q, p, "dtype"), perr(c, q, "fp8_e4m3 KV caches are not implemented yet; use bf16");
     return c->errors == e0 ? 0 : -1;

@@ -38,6 +38,7 @@ typedef struct vb_variant {
     int page_size;
     vb_layout layout;
     double free_fraction;     /* fragmented layout: share of pages left free */
+    double kv_amplitude;      /* KV values lie in (-kv_amplitude, kv_amplitude) */
     uint64_t seed;
 } vb_variant;
 

@@ -183,6 +183,29 @@ static void test_hidden_prefix(void)
     vb_scenario_list_free(&l);
 }
 
+/* kv_cache.amplitude scales the KV values (past fp16's range here) and scales q down by the
+ * same factor, so every product q·k, and so every score, is what it is at amplitude 1. */
+static void test_kv_amplitude(void)
+{
+    vb_scenario_list l = load("[{\"name\": \"one\", \"batch\": {\"size\": 1, \"prefix_len\": 300}},"
+                              " {\"name\": \"big\", \"batch\": {\"size\": 1, \"prefix_len\": 300},"
+                              "  \"kv_cache\": {\"amplitude\": 1e6}}]");
+    vb_instance one, big;
+    if (build(&l.items[0], &l.items[0].base, 0, &one) || build(&l.items[1], &l.items[1].base, 0, &big))
+        return;
+    float kv1 = 0.f, kvb = 0.f, q1 = 0.f, qb = 0.f;
+    for (int64_t i = 0; i < one.num_slots * one.d_qk; i++)
+        if (vb_bf16_is_finite(one.kv[i]) && vb_bf16_is_finite(big.kv[i]))
+            kv1 = fmaxf(kv1, fabsf(vb_bf16_to_float(one.kv[i]))), kvb = fmaxf(kvb, fabsf(vb_bf16_to_float(big.kv[i])));
+    for (int64_t i = 0; i < one.tokens * one.heads * one.d_qk; i++)
+        q1 = fmaxf(q1, fabsf(vb_bf16_to_float(one.q[i]))), qb = fmaxf(qb, fabsf(vb_bf16_to_float(big.q[i])));
+    CHECK_MSG(kv1 > 0.99f && kv1 <= 1.0f, "largest |kv| %g at amplitude 1", kv1);
+    CHECK_MSG(kvb > 65504.f && kvb <= 1e6f, "largest |kv| %g at amplitude 1e6", kvb);
+    CHECK_MSG(qb > q1 * 0.9e-6f && qb < q1 * 1.1e-6f, "largest |q| %g at amplitude 1e6, %g at 1", qb, q1);
+    vb_instance_free(&one), vb_instance_free(&big);
+    vb_scenario_list_free(&l);
+}
+
 /* A graph bucket pads the batch, but the oracle (the costly part without a GPU) runs on the
  * live requests only: padding rows are never compared against it. */
 static void test_oracle_skips_padding(void)
@@ -203,6 +226,7 @@ int main(void)
     test_layouts();
     test_widths_and_overflow();
     test_hidden_prefix();
+    test_kv_amplitude();
     test_oracle_skips_padding();
     TEST_MAIN_END();
 }

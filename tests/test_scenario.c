@@ -147,6 +147,7 @@ static void test_errors(void)
     expect_partial("[{\"batch\": {\"size\": 1}}, {\"batch\": {\"size\": -4}}]", 1, "x.json: [1]: batch.size: -4 is out of range");
     expect_error("{\"kv_cache\": {\"dtype\": \"fp8_e4m3\"}}", "kv_cache.dtype: fp8_e4m3 KV caches are not implemented yet");
     expect_error("{\"kv_cache\": {\"free_fraction\": 0.2}}", "kv_cache.free_fraction: only the fragmented layout leaves pages free");
+    expect_error("{\"kv_cache\": {\"amplitude\": 0}}", "kv_cache.amplitude: 0 is out of range");
     expect_error("{\"index_dtypes\": {\"kv_indices\": \"int16\"}}", "index_dtypes.kv_indices: 'int16' is not one of 'int32', 'int64'");
     expect_error("{\"model\": {\"rope_dim\": 63}}", "model.rope_dim: latent_dim + rope_dim must be even");
     expect_error("{\"model\": 5}", "model: expected an object, got a number");
