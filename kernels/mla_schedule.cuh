@@ -359,7 +359,7 @@ inline int device_sm_count()
 
 // The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were
 // written by the main launch). Its cost is latency and bytes in flight, not bandwidth (Nsight
-// Compute, the previous combine at bs 1 x 200k: 9% of L2 throughput), so it is laid out to keep
+// Compute, the previous combine at bs 1 x 200k: 7-9% of L2 throughput), so it is laid out to keep
 // the dependent steps of a row few and many rows' loads in flight at once:
 // - The work items are (unit row, 128-dim slice), grid-strided over a grid the size of one wave.
 //   A block first looks at up to 128 of its items at once, a thread each (the request's
