@@ -31,6 +31,13 @@ static int build(const vb_scenario *s, const vb_variant *v, int bucket, vb_insta
     return rc;
 }
 
+/* Builds the two scenarios of a two-item list, the second in a graph bucket of bucket_b. */
+static int build_two(const char *text, int bucket_b, vb_scenario_list *l, vb_instance *a, vb_instance *b)
+{
+    *l = load(text);
+    return build(&l->items[0], &l->items[0].base, 0, a) || build(&l->items[1], &l->items[1].base, bucket_b, b);
+}
+
 static void test_value_mapping(void)
 {
     CHECK(vb_synth_bf16(0u, 1.0f) == vb_bf16_from_float(-1.0f));
@@ -153,11 +160,12 @@ static void test_widths_and_overflow(void)
  * padding requests' blocks or the tree part), and tells kernels the prefix is not all visible. */
 static void test_hidden_prefix(void)
 {
-    vb_scenario_list l = load("[{\"name\": \"sg\", \"batch\": {\"size\": 2, \"prefix_len\": 500}},"
-                              " {\"name\": \"h\", \"batch\": {\"size\": 2, \"prefix_len\": 500},"
-                              "  \"mask\": {\"prefix_hidden\": 0.25}}]");
+    vb_scenario_list l;
     vb_instance sg, h;
-    if (build(&l.items[0], &l.items[0].base, 0, &sg) || build(&l.items[1], &l.items[1].base, 3, &h))
+    if (build_two("[{\"name\": \"sg\", \"batch\": {\"size\": 2, \"prefix_len\": 500}},"
+                  " {\"name\": \"h\", \"batch\": {\"size\": 2, \"prefix_len\": 500},"
+                  "  \"mask\": {\"prefix_hidden\": 0.25}}]",
+                  3, &l, &sg, &h))
         return;
     CHECK(vb_instance_params(&sg).prefix_visible == 1 && vb_instance_params(&h).prefix_visible == 0);
     int64_t hidden = 0, prefix_cols = 0, tree_same = 1;
@@ -184,14 +192,15 @@ static void test_hidden_prefix(void)
 }
 
 /* kv_cache.amplitude scales the KV values (past fp16's range here) and scales q down by the
- * same factor, so every product q·k, and so every score, is what it is at amplitude 1. */
+ * same factor, so that the scores keep their spread while the values grow. */
 static void test_kv_amplitude(void)
 {
-    vb_scenario_list l = load("[{\"name\": \"one\", \"batch\": {\"size\": 1, \"prefix_len\": 300}},"
-                              " {\"name\": \"big\", \"batch\": {\"size\": 1, \"prefix_len\": 300},"
-                              "  \"kv_cache\": {\"amplitude\": 1e6}}]");
+    vb_scenario_list l;
     vb_instance one, big;
-    if (build(&l.items[0], &l.items[0].base, 0, &one) || build(&l.items[1], &l.items[1].base, 0, &big))
+    if (build_two("[{\"name\": \"one\", \"batch\": {\"size\": 1, \"prefix_len\": 300}},"
+                  " {\"name\": \"big\", \"batch\": {\"size\": 1, \"prefix_len\": 300},"
+                  "  \"kv_cache\": {\"amplitude\": 1e6}}]",
+                  0, &l, &one, &big))
         return;
     float kv1 = 0.f, kvb = 0.f, q1 = 0.f, qb = 0.f;
     for (int64_t i = 0; i < one.num_slots * one.d_qk; i++)
