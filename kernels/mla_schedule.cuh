@@ -462,9 +462,10 @@ struct CombineItem {
 };
 
 // Item i of the combine's grid-strided list (unit row i % unit_rows, slice i / unit_rows):
-// true with its work when it has any.
-__device__ __forceinline__ bool combine_item(const vb_verify_params &p, const SchedConfig &c, const SchedWorkspace &w,
-                                             int i, int unit_rows, CombineItem &it)
+// true with its work when it has any. plans: the workspace's plan entries. (Host-callable for
+// the schedule's self-check, kernels/testing/schedule_check.cu.)
+__host__ __device__ __forceinline__ bool combine_item(const vb_verify_params &p, const SchedConfig &c,
+                                                      const PlanEntry *plans, int i, int unit_rows, CombineItem &it)
 {
     // 32-bit: a launch's unit rows fit an int, and 64-bit divisions are a software routine.
     const int idx = i % unit_rows, slice = i / unit_rows;
@@ -472,7 +473,7 @@ __device__ __forceinline__ bool combine_item(const vb_verify_params &p, const Sc
     const int r = u % c.row_tiles * c.rows + rr; // row of request b
     const int64_t q0 = load_index(p.qo_indptr, p.qo_indptr_width, b);
     const int64_t T = load_index(p.qo_indptr, p.qo_indptr_width, b + 1) - q0;
-    const PlanEntry plan = w.plan[u]; // written this launch only for units present in it
+    const PlanEntry plan = plans[u]; // written this launch only for units present in it
     if (r >= T * p.heads || plan.pieces <= 1)
         return false;
     const bool spread = plan.pieces > kCombineSpread;
@@ -500,7 +501,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
         __syncthreads();
         CombineItem mine;
         const int i = base + threadIdx.x * gridDim.x;
-        if (i < items && combine_item(p, c, w, i, unit_rows, mine)) {
+        if (i < items && combine_item(p, c, w.plan, i, unit_rows, mine)) {
             if (mine.plan.pieces <= kCombineFew)
                 few[atomicAdd(&nfew, 1)] = mine;
             else

@@ -1,7 +1,8 @@
 /* The device schedule's cut, walked on the host (kernels/testing/schedule_check.h): on the
  * shipped shapes and on random batches, for mla_wgmma's and mla_onepass's configurations, every
- * tile of every unit lands in exactly one piece and no two pieces share a partial slot; and the
- * check does fail when a piece is dropped or two pieces share a slot. */
+ * tile of every unit lands in exactly one piece, no two pieces share a partial slot, and the
+ * combine merges every cut row once; and the check does fail when a piece is dropped, two
+ * pieces share a slot or the combine skips a row. */
 #include "vbtest.h"
 
 #include "prng.h"
@@ -91,6 +92,16 @@ static void test_planted_bugs(void)
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot: rc %d, %s", rc, why);
     rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1, "a dropped piece at bs 8 x 4096: rc %d, %s", rc, why);
+    /* The combine skipping one cut row: a row of few pieces (bs 1 x 512), of up to 32 (bs 8 x
+     * 4096) and of more (bs 1 x 200k: the row spread over 4 slices' blocks). */
+    const int64_t prefixes[] = {512, 4096, 200000};
+    const int batches[] = {1, 8, 1};
+    for (int i = 0; i < 3; i++) {
+        rc = check_uniform(batches[i], prefixes[i], 9, 8, &kWgmma, VB_SCHED_BUG_COMBINE_ROW, NULL, NULL, why,
+                           sizeof why);
+        CHECK_MSG(rc == 1 && strstr(why, "merged"), "a dropped combine row at bs %d x %lld: rc %d, %s", batches[i],
+                  (long long)prefixes[i], rc, why);
+    }
 }
 
 static void test_refusals(void)

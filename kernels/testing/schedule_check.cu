@@ -106,6 +106,48 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
     return 0;
 }
 
+// The combine's items over the plans the walk recorded: every row of a cut unit merged once in
+// each slice, no other row touched. Units not in the batch keep stale plan entries (a piece
+// count the combine would spread), as a workspace from an earlier launch would.
+template <int kKeys>
+int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::vector<Walked> &pieces, int plant_bug,
+                  char *why, size_t n)
+{
+    std::vector<PlanEntry> plans((size_t)p.batch * c.row_tiles, PlanEntry{1 << 20, 0});
+    for (const Walked &w : pieces)
+        if (w.pc.plan_owner)
+            plans[(size_t)w.pc.b * c.row_tiles + w.pc.rt] = w.pc.plan;
+    const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    std::vector<int> merged((size_t)items, 0); // [unit row][slice]
+    int dropped = -1;
+    for (int i = 0; i < items; i++) {
+        CombineItem it;
+        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+            continue;
+        const int idx = i % unit_rows;
+        if (plant_bug == VB_SCHED_BUG_COMBINE_ROW && (dropped < 0 || dropped == idx)) {
+            dropped = idx;
+            continue;
+        }
+        for (int s = 0; s < kCombineSlices; s++)
+            merged[(size_t)idx * kCombineSlices + s] += it.slice < 0 || it.slice == s;
+    }
+    for (int b = 0; b < p.batch; b++) {
+        const Request r = load_request<kKeys>(p, c, b);
+        for (int rt = 0; rt < c.row_tiles; rt++)
+            for (int rr = 0; rr < c.rows; rr++) {
+                const int idx = (b * c.row_tiles + rt) * c.rows + rr;
+                const bool cut = rt < r.row_tiles && rt * c.rows + rr < r.T * p.heads &&
+                                 plans[(size_t)b * c.row_tiles + rt].pieces > 1;
+                for (int s = 0; s < kCombineSlices; s++)
+                    if (merged[(size_t)idx * kCombineSlices + s] != (int)cut)
+                        return fail(why, n, 1, "request %ld row %ld: slice %ld merged a wrong number of times", b,
+                                    rt * c.rows + rr, s);
+            }
+    }
+    return 0;
+}
+
 template <int kKeys>
 int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pieces_out, long *cut_out, char *why,
         size_t n)
@@ -129,7 +171,9 @@ int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pi
             }
     if (pieces_out)
         *pieces_out = (long)pieces.size();
-    return check<kKeys>(p, c, pieces, cut_out, why, n);
+    if (int rc = check<kKeys>(p, c, pieces, cut_out, why, n))
+        return rc;
+    return check_combine<kKeys>(p, c, pieces, plant_bug, why, n);
 }
 
 } // namespace

@@ -22,14 +22,17 @@ typedef struct {
 } vb_sched_config;
 
 /* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
-enum { VB_SCHED_NO_BUG = 0, VB_SCHED_BUG_DROP_PIECE = 1, VB_SCHED_BUG_SHARED_SLOT = 2 };
+enum { VB_SCHED_NO_BUG = 0, VB_SCHED_BUG_DROP_PIECE = 1, VB_SCHED_BUG_SHARED_SLOT = 2, VB_SCHED_BUG_COMBINE_ROW = 3 };
 
 /* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
  * heads query heads) for every CTA of cfg->grid, and checks that every tile of every unit is in
  * exactly one non-empty piece, that the pieces of a unit agree on its plan (piece count, first
  * slot), that exactly its first piece owns the plan, that a unit is written directly exactly
  * when it is one piece, and that the partial slots of cut units are the ones the combine reads
- * (piece k at piece_slot(plan, k)), below 2 * grid and all distinct. Returns 0 when all hold,
+ * (piece k at piece_slot(plan, k)), below 2 * grid and all distinct; then that the combine's
+ * items (combine_item over the plans the walk recorded, stale entries for the units not in the
+ * batch) merge every row of every cut unit exactly once in each d_v slice and touch no other
+ * row (VB_SCHED_BUG_COMBINE_ROW drops the items of one cut row). Returns 0 when all hold,
  * else 1 with the first violation in why; 2 (with why) for a configuration it cannot walk.
  * pieces_out, when not NULL, receives the number of pieces walked; cut_out the cut units. */
 int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
