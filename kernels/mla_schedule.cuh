@@ -375,9 +375,10 @@ inline int device_sm_count()
 //   memory. (One 128-thread worker per row left bs 1 x 200k's 72 rows of 132 pieces on 72 SMs
 //   for 17 dependent batches; results/h200/NOTES.md.)
 constexpr int kCombineThreads = 128, kCombineSlices = 4, kCombineBatch = 8, kCombineFew = 4, kCombineSpread = 32;
+constexpr int kCombineSliceDims = 32 * 4; // a warp's float4 per lane
 
 // A running merge of pieces: m the largest max of a piece that saw a visible key, lsum and the
-// kVec float4 of acc (dims d + 128 j of a row) scaled to it.
+// kVec float4 of acc (dims d + kCombineSliceDims · j of a row) scaled to it.
 template <int kVec> struct PieceMerge {
     float m, lsum;
     float4 acc[kVec];
@@ -416,7 +417,7 @@ template <int kVec> struct PieceMerge {
     }
 
     // Reads pieces k0, k0 + step, ... (up to kBatch of them, those below plan.pieces) of unit row
-    // rr, the float4 at dims d + 128 j of each, and merges them.
+    // rr, the float4 at dims d + kCombineSliceDims · j of each, and merges them.
     template <int kDv, int kBatch>
     __device__ __forceinline__ void read(const SchedWorkspace &w, const PlanEntry &plan, int rows, int rr, int d,
                                          int k0, int step)
@@ -431,20 +432,20 @@ template <int kVec> struct PieceMerge {
             ml[i] = in ? w.ml[slot] : make_float2(-CUDART_INF_F, 0.f);
 #pragma unroll
             for (int j = 0; j < kVec; j++)
-                v[i][j] = in ? *reinterpret_cast<const float4 *>(w.acc + slot * kDv + d + 128 * j)
+                v[i][j] = in ? *reinterpret_cast<const float4 *>(w.acc + slot * kDv + d + kCombineSliceDims * j)
                              : make_float4(0.f, 0.f, 0.f, 0.f);
         }
         add(ml, v);
     }
 
-    // Writes dims d + 128 j of o row (t, h), and its lse when asked.
+    // Writes dims d + kCombineSliceDims · j of o row (t, h), and its lse when asked.
     __device__ __forceinline__ void write(const vb_verify_params &p, int64_t t, int h, int d, bool with_lse) const
     {
         const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
         uint16_t *row = p.o + t * p.stride_o_token + h * p.stride_o_head;
 #pragma unroll
         for (int j = 0; j < kVec; j++) {
-            __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(row + d + 128 * j);
+            __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(row + d + kCombineSliceDims * j);
             o[0] = __floats2bfloat162_rn(acc[j].x * inv, acc[j].y * inv);
             o[1] = __floats2bfloat162_rn(acc[j].z * inv, acc[j].w * inv);
         }
@@ -486,8 +487,8 @@ __host__ __device__ __forceinline__ bool combine_item(const vb_verify_params &p,
 template <int kDv>
 __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
 {
-    constexpr int kWarps = kCombineThreads / 32, kSlice = kDv / kCombineSlices;
-    static_assert(kSlice == 32 * 4 && kWarps == kCombineSlices, "a float4 of a slice per lane, a slice per warp");
+    constexpr int kWarps = kCombineThreads / 32, kSlice = kCombineSliceDims;
+    static_assert(kDv == kCombineSlices * kSlice && kWarps == kCombineSlices, "a float4 of a slice per lane, a slice per warp");
     __shared__ CombineItem few[kCombineThreads], more[kCombineThreads];
     __shared__ int nfew, nmore;
     __shared__ float4 warp_acc[kWarps][32];
@@ -549,16 +550,22 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
     }
 }
 
+// Blocks of the combine that fit on an SM at once (1 when the query fails: its error is not
+// sticky, and is cleared so that the launch's own check does not report it).
+template <int kDv> int combine_blocks_per_sm()
+{
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, combine_pieces<kDv>, kCombineThreads, 0) != cudaSuccess)
+        (void)cudaGetLastError(), n = 1;
+    return n > 0 ? n : 1;
+}
+
 // The combine launch behind a main launch of config c: one wave of blocks (as many as fit on
 // the main launch's SMs at once), so that no block of a second wave waits for the first.
 template <int kDv> inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c,
                                                      cudaStream_t stream)
 {
-    static int per_sm = 0; // the occupancy query is host-side: allowed while a capture is open
-    if (!per_sm && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, combine_pieces<kDv>, kCombineThreads, 0) !=
-                        cudaSuccess ||
-                    per_sm < 1))
-        per_sm = 1, (void)cudaGetLastError();
+    static const int per_sm = combine_blocks_per_sm<kDv>(); // host-side, once: allowed while a capture is open
     combine_pieces<kDv><<<c.grid * per_sm, kCombineThreads, 0, stream>>>(p, ws, c);
     return cudaGetLastError();
 }
