@@ -78,6 +78,7 @@ constexpr int kThreads = 3 * 128;               // producer + two consumer warpg
 constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
+constexpr bool kFenceCopies = false; // a proxy fence after the KV copies land (see await_blocks)
 // Schedule: a piece's fixed cost (q, the pipeline's fill, the partial and its merge) and the
 // smallest span, in tiles. c0 = 3 against 1 (results/h200/NOTES.md): bs 8 × 4096 62.0 →
 // 55.9 µs, bs 32 × 4k 120 → 116, bs 1 × 4096 40.6 → 37.8; no change at bs 1 × 512, bs 1 × 200k.
@@ -277,13 +278,21 @@ struct Consumer {
             mbar_arrive(bar.empty((blk + pos_of(block_of(lane))) % kRing));
     }
 
-    // Waits for ring positions [from, to) of the tile starting at blk, then makes them
-    // readable by wgmma: the copies landed through the generic proxy, wgmma reads async.
+    // Waits for ring positions [from, to) of the tile starting at blk. No proxy fence between
+    // the copies' landing and wgmma's reads: the copies are cp.async, observed complete through
+    // the block's mbarrier (cp.async.mbarrier.arrive), which CUTLASS's cp.async GMMA mainloops and
+    // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
+    // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
+    // those libraries rely on; kFenceCopies brings the fence back. Without it, the k-blocks'
+    // MMAs go out one block at a time as they land; with it (a MEMBAR.ALL.CTA in the SASS, which
+    // holds back the MMAs already issued) the waits had to be grouped, and that was 0.4-3% slower
+    // (results/h200/NOTES.md, 2026-12-01). Pᵀ, written by stmatrix, keeps its fence.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
             mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
-        fence_proxy_async();
+        if (kFenceCopies)
+            fence_proxy_async();
         wgmma_fence();
     }
 
@@ -302,23 +311,23 @@ struct Consumer {
         }
     }
 
-    // Sᵀ of the tile starting at ring position blk, one commit group: wgmma_wait counts at most
-    // 7 groups in flight (ptxas turned the waits for 9 and 8 that a group per block needed into
-    // waits for 7), and only the whole Sᵀ is waited for. The proxy fence after each wait is a
-    // MEMBAR.ALL.CTA in the SASS and appears to hold back the MMAs issued before it: one fence
-    // for the first 8 positions (their slots were freed by the previous tile's Oᵀ or Sᵀ, so they
-    // have usually landed) and one before the last (its slot is the previous tile's first value
-    // block, freed by that tile's first Oᵀ group) was 4% faster at bs 8 × 91k than a fence per
-    // k-block, and a single fence after all 9 waits 11% slower than the two
-    // (results/h200/NOTES.md, 2026-12-01).
+    // Each k-block's MMAs as soon as its copies have landed (ptxas then closes a wgmma group per
+    // block; only the whole Sᵀ is waited for).
+    template <int B> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
+    {
+        if constexpr (B < kBlocks) {
+            await_blocks(blk, B, B + 1);
+            score_blocks<B, B + 1>(blk, q);
+            score_each<B + 1>(blk, q);
+        }
+    }
+
+    // Sᵀ of the tile starting at ring position blk, one commit group.
     __device__ void issue_scores(uint32_t blk)
     {
         unsigned q = smem_u32(sm + Smem::q) + mb * 128;
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        await_blocks(blk, 0, kBlocks - 1);
-        score_blocks<0, kBlocks - 1>(blk, q);
-        await_blocks(blk, kBlocks - 1, kBlocks);
-        score_blocks<kBlocks - 1, kBlocks>(blk, q);
+        score_each<0>(blk, q);
         wgmma_commit();
     }
 
