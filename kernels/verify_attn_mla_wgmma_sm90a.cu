@@ -30,9 +30,9 @@
 //   Oᵀ's MMAs, release the tile's blocks as those MMAs finish, and only then issue the next
 //   tile's Sᵀ (see the ring order for why not before).
 // - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
-//   only when a score passes it by 2^8; the warpgroup votes with bar.red.or, and only then
-//   reduces maxima across its warps and rescales). Each thread keeps its share of its rows'
-//   sums, reduced once per piece.
+//   only when a score passes it by 2^8; both consumer warpgroups vote at once with
+//   bar.red.or, and only then reduce maxima across their warps and rescale). Each thread
+//   keeps its share of its rows' sums, reduced once per piece.
 // - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
 //   position q - 7 (16 slots). A warpgroup releases the blocks it only reads in Sᵀ as soon
