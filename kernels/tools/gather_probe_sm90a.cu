@@ -12,7 +12,11 @@
 //            the 128-byte-swizzled k-block layout wgmma reads; one warp instruction touches R
 //            rows (R = 16: two lanes a row; 4: eight lanes a row, one 128-byte line each; 2; 1);
 // - bulk:    one warp issues a 1152-byte cp.async.bulk per row, completing on an mbarrier per
-//            stage (contiguous rows: not a layout wgmma can read).
+//            stage (contiguous rows: not a layout wgmma can read);
+// - pairs:   cp.async R4, but CTAs 2i and 2i + 1 walk the same tiles, as two CTAs that split a
+//            unit's rows and each read its whole KV would: every row is read twice, once from
+//            L2 as a rule; the rate counts each row once (the rate of the stream the pair serves).
+//            results/h200/NOTES.md asks whether L2 keeps up with that.
 // Layouts: the slot table shuffles single rows (SGLang's page size 1 after churn) or whole
 // pages of 64 rows. Times are CUDA-event medians of 9 launches after 3 warm-ups.
 //
@@ -57,13 +61,14 @@ __global__ void gather_ld(const char *pool, const int *slots, int64_t rows, unsi
         sink[0] = 1;
 }
 
-template <int S, int R>
+template <int S, int R, bool Pair = false>
 __global__ void __launch_bounds__(128, 1) gather_cp_async(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
     extern __shared__ __align__(1024) unsigned char sm[];
     const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
     constexpr int kLanes = 32 / R; // lanes per row
-    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    const int walkers = Pair ? gridDim.x / 2 : gridDim.x, me = Pair ? blockIdx.x / 2 : blockIdx.x;
+    const int64_t t0 = tiles * me / walkers, t1 = tiles * (me + 1) / walkers;
     const unsigned base = smem_u32(sm);
     for (int64_t t = t0; t < t1 + S - 1; t++) {
         if (t < t1) {
@@ -155,12 +160,16 @@ template <class Launch> float median_ms(Launch launch)
     return ms[ms.size() / 2];
 }
 
-// Milliseconds of one gather_cp_async<S, R> pass over the pool (its S stages allowed first).
-template <int S, int R> float cp_async_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+// Milliseconds of one gather_cp_async<S, R, Pair> pass over the pool (its S stages allowed first;
+// with Pair, two passes' worth of reads, every tile by two CTAs).
+template <int S, int R, bool Pair = false>
+float cp_async_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
-    tool.check(cudaFuncSetAttribute(gather_cp_async<S, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+    tool.check(cudaFuncSetAttribute(gather_cp_async<S, R, Pair>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    S * kTileBytes),
                "cudaFuncSetAttribute");
-    return median_ms([&] { gather_cp_async<S, R><<<sms, 128, S * kTileBytes>>>(pool, slots, tiles, sink); });
+    const int grid = Pair ? sms / 2 * 2 : sms;
+    return median_ms([&] { gather_cp_async<S, R, Pair><<<grid, 128, S * kTileBytes>>>(pool, slots, tiles, sink); });
 }
 
 // The same for gather_bulk<S>.
@@ -218,8 +227,8 @@ int main(int argc, char **argv)
     tool.check(cudaMalloc(&sink, 4), "cudaMalloc");
     std::mt19937_64 rng(7);
     printf("GB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
-    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int64_t n : sizes) {
         for (bool pages : {false, true}) {
             const std::vector<int> s = slot_table(n, pages, rng);
@@ -236,7 +245,8 @@ int main(int argc, char **argv)
                                    cp_async_ms<3, 4>(sms, pool, slots, tiles, sink)};
             for (float ms : cp_ms)
                 printf(" %.0f |", gbps(tile_bytes, ms));
-            printf(" %.0f |\n", gbps(tile_bytes, bulk_ms<2>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |", gbps(tile_bytes, bulk_ms<2>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |\n", gbps(tile_bytes, cp_async_ms<2, 4, true>(sms, pool, slots, tiles, sink)));
             fflush(stdout);
         }
     }
