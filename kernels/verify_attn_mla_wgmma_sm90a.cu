@@ -311,8 +311,8 @@ struct Consumer {
         }
     }
 
-    // Each k-block's MMAs as soon as its copies have landed (ptxas then closes a wgmma group per
-    // block; only the whole Sᵀ is waited for).
+    // Each k-block's MMAs as soon as its copies have landed (in the SASS each block's MMAs end
+    // their own wgmma group; the tile loop waits for all of them at once).
     template <int B> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
     {
         if constexpr (B < kBlocks) {
@@ -322,7 +322,7 @@ struct Consumer {
         }
     }
 
-    // Sᵀ of the tile starting at ring position blk, one commit group.
+    // Sᵀ of the tile starting at ring position blk, committed once.
     __device__ void issue_scores(uint32_t blk)
     {
         unsigned q = smem_u32(sm + Smem::q) + mb * 128;
@@ -404,8 +404,8 @@ struct Consumer {
                 to_red(red, 8 * j + 2 * t + e, fmaxf(s[4 * j + e], s[4 * j + 2 + e]),
                        [](float a, float b) { return fmaxf(a, b); });
             });
-        // red is read across warps only when rescaling; a barrier every tile cost 1-2%
-        // (results/h200/NOTES.md, 2026-12-01).
+        // red is read across warps only when rescaling; passing its barrier only then was 0.5-1.2%
+        // faster at the long and tree shapes than every tile (results/h200/NOTES.md, 2026-12-01).
         if (rescale) {
             named_barrier(kBarWg + wg, 128);
             for_rows([&](int j, int e) {
