@@ -78,7 +78,11 @@ constexpr int kThreads = 3 * 128;               // producer + two consumer warpg
 constexpr int kProducerRegs = 56, kConsumerRegs = 224;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
-constexpr bool kFenceCopies = false; // a proxy fence after the KV copies land (see await_blocks)
+#ifndef VB_WGMMA_FENCE_COPIES
+#define VB_WGMMA_FENCE_COPIES 0
+#endif
+// A proxy fence after the KV copies land (see await_blocks); meson -Dwgmma_fence_copies=true.
+constexpr bool kFenceCopies = VB_WGMMA_FENCE_COPIES != 0;
 // Schedule: a piece's fixed cost (q, the pipeline's fill, the partial and its merge) and the
 // smallest span, in tiles. c0 = 3 against 1 (results/h200/NOTES.md): bs 8 × 4096 62.0 →
 // 55.9 µs, bs 32 × 4k 120 → 116, bs 1 × 4096 40.6 → 37.8; no change at bs 1 × 512, bs 1 × 200k.
@@ -283,10 +287,11 @@ struct Consumer {
     // the block's mbarrier (cp.async.mbarrier.arrive), which CUTLASS's cp.async GMMA mainloops and
     // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
     // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
-    // those libraries rely on; kFenceCopies brings the fence back. Without it, the k-blocks'
-    // MMAs go out one block at a time as they land; with it (a MEMBAR.ALL.CTA in the SASS, which
-    // holds back the MMAs already issued) the waits had to be grouped, and that was 0.4-3% slower
-    // (results/h200/NOTES.md, 2026-12-01). Pᵀ, written by stmatrix, keeps its fence.
+    // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
+    // back. Without it, the k-blocks' MMAs go out one block at a time as they land; with it (a
+    // MEMBAR.ALL.CTA in the SASS, which holds back the MMAs already issued) the waits had to be
+    // grouped, and that was 0.4-3% slower (results/h200/NOTES.md, 2026-12-01). Pᵀ, written by
+    // stmatrix, keeps its fence.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
