@@ -288,10 +288,11 @@ struct Consumer {
     // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
     // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
     // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
-    // back. Without it, the k-blocks' MMAs go out one block at a time as they land; with it (a
-    // MEMBAR.ALL.CTA in the SASS, which holds back the MMAs already issued) the waits had to be
-    // grouped, and that was 0.4-3% slower (results/h200/NOTES.md, 2026-12-01). Pᵀ, written by
-    // stmatrix, keeps its fence.
+    // back, after each k-block's wait. Without it, the k-blocks' MMAs go out one block at a time
+    // as they land; with it (a MEMBAR.ALL.CTA in the SASS, which holds back the MMAs already
+    // issued) the waits had been grouped, which was 4% faster than a fence per k-block and
+    // 0.4-3% slower than no fence (results/h200/NOTES.md, 2026-12-01; the option's per-block
+    // form is not timed). Pᵀ, written by stmatrix, keeps its fence.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
