@@ -290,7 +290,7 @@ struct Consumer {
     // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
     // back, after each k-block's wait. Without it, the k-blocks' MMAs go out one block at a time
     // as they land; with it (a MEMBAR.ALL.CTA in the SASS, which holds back the MMAs already
-    // issued) the waits had been grouped, which was 4% faster than a fence per k-block and
+    // issued) the waits had been grouped, 4% faster at bs 8 × 91k than a fence per k-block and
     // 0.4-3% slower than no fence (results/h200/NOTES.md, 2026-12-01; the option's per-block
     // form is not timed). Pᵀ, written by stmatrix, keeps its fence.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
