@@ -21,11 +21,14 @@
 //   an "empty" one (one arrival per consumer warp). A page-size-1 row is 1152 contiguous
 //   bytes whose 16-byte chunks land at swizzled addresses, so bulk copies (which move
 //   contiguous bytes) cannot fill this layout.
-// - Warpgroups 1 and 2 consume. Sᵀ is split by rows: warpgroup 1 owns rows 0-39, warpgroup 2
-//   rows 40-71, each for all 64 keys, so each owns its rows' softmax (the keys of a row span
-//   its 4 warps). Both run the same n40 MMA (warpgroup 2 from row 32, dropping rows 32-39).
-//   Oᵀ is split by value dims: warpgroup 1 holds dims 0-255, warpgroup 2 dims 256-511, for all
-//   72 rows (4 × 36 fp32 accumulators a thread).
+// - Warpgroups 1 and 2 consume. Sᵀ is split by k-steps: warpgroup 1 runs one m64n72 chain over
+//   the rope block and value blocks 0-3, warpgroup 2 over blocks 4-7, so each K byte is read
+//   from shared memory once, not once per warpgroup (Sᵀ's tensor time a tile 1296 clocks
+//   instead of 1872; results/h200/wgmma_shapes.txt). The partial
+//   sums meet through shared memory (kScoreSplit), and then each warpgroup owns the softmax of
+//   its rows, 0-39 and 40-71 (the keys of a row span its 4 warps). Oᵀ is split by value dims:
+//   warpgroup 1 holds dims 0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32
+//   accumulators a thread).
 //   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, issue
 //   Oᵀ's MMAs, release the tile's blocks as those MMAs finish, and only then issue the next
 //   tile's Sᵀ (see the ring order for why not before).
@@ -35,13 +38,20 @@
 //   keeps its share of its rows' sums, reduced once per piece.
 // - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
-//   position q - 7 (16 slots). A warpgroup releases the blocks it only reads in Sᵀ as soon
-//   as Sᵀ is done (the rope block among them), the first block of its own value dims once
+//   position q - 7 (16 slots). A warpgroup releases the blocks it does not read in Oᵀ as soon
+//   as the scores are exchanged (the rope block holds warpgroup 1's partials until then), the
+//   first block of its own value dims once
 //   that block's Oᵀ MMAs are done, and the rest after all its Oᵀ MMAs. The next tile's Sᵀ
 //   is issued after that: issuing its first 7 k-blocks behind Oᵀ (so that the tensor cores
 //   had queued work) made the release of tile t wait until those blocks of tile t+1 had
 //   landed, and the producer, short of slots, then waited for the consumers and they for
 //   its copies (results/h200/NOTES.md, 2026-12-01: 12% slower at bs 8 × 91k).
+// - The last two positions of a tile are copied only when the previous tile frees their slots,
+//   and with Sᵀ this short their copies' latency showed: the producer puts their lines in L2
+//   (prefetch.L2) when it starts the tile, about a tile before it copies them. A/B against the
+//   two-n40 Sᵀ without prefetches (results/h200/NOTES.md, 2026-12-01, sixth): bs 8 × 200k 568.9
+//   → 547.6 µs, eagle64 120.6 → 116.4, bs 8 × 91k 279.5 → 275.6; the k-split without them was
+//   mixed, and a 17th ring slot (timing only) gained 1-6% on top of it.
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
@@ -73,9 +83,12 @@ constexpr int kThreads = 3 * 128;               // producer + two consumer warpg
 // only by what the producer releases out of the registers the CTA was launched with (ptxas's
 // count under __launch_bounds__(kThreads, 1): 168 a thread, 64,512 in all), so 128 · producer
 // + 256 · consumer must fit in that, or the consumers wait forever. unsupported() checks it
-// against the built kernel. 56 / 224: ptxas spills 16 bytes, reloaded only in per-piece code
-// (results/resources.md); 40 / 232 spilled 52 with an earlier producer.
-constexpr int kProducerRegs = 56, kConsumerRegs = 224;
+// against the built kernel. 40 / 232: the consumers hold Oᵀ (144), a whole Sᵀ chain (36) and
+// the row sums; at 56 / 224 ptxas spilled the row sums inside the tile loop. ptxas spills 52
+// bytes, reloaded in per-piece code and a masked tile's mask loads (results/resources.md); the
+// smaller producer costs about 0.5 µs at one-tile launches (bs 1 × 1, bs 1 × 512; main at 40 /
+// 232 against 56 / 224, results/h200/NOTES.md).
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
 #ifndef VB_WGMMA_FENCE_COPIES
@@ -92,18 +105,26 @@ constexpr int kC0 = 3, kMinSpan = 1;
 // producer warpgroup; the consumers' max vote.
 constexpr int kBarConsumers = 1, kBarWg = 2, kBarProducer = 4, kBarVote = 5;
 
-// Consumer warpgroup k owns rows [k·kSplitRow, ...) (40 and 32 of them) and Oᵀ dims [256k, 256k + 256).
-// Both compute Sᵀ for 40 rows (N = 40) from row k·kMmaRow: the second recomputes rows 32-39 and
-// drops them. One shape for both keeps the MMA chain free of branches: with a branch per k-step
-// choosing N = 40 or 32, ptxas gave every Sᵀ wgmma its own warpgroup arrive and completion
-// group (and a filler wgmma per commit), where one shape chains them as Oᵀ's are.
+// Consumer warpgroup k owns the softmax of rows [k·kSplitRow, ...) (40 and 32 of them) and Oᵀ dims
+// [256k, 256k + 256). After the exchange its scores sit where a n40 MMA from row k·kMmaRow would
+// put them (the second warpgroup's first n8 tile unused), so the softmax indexes both alike.
 constexpr int kSplitRow = 40, kMmaRow = kRows - kSplitRow;
+// Sᵀ is split by k-steps: consumer 0 (wg) takes ring positions 0-4 (the rope block and value
+// blocks 0-3), consumer 1 positions 5-8, each one m64n72 chain for all 72 rows, so K is read once
+// (each warpgroup its own code path: no named barrier inside, so synccheck has nothing to pair).
+// The partial sums meet through shared memory: consumer 0 sends rows 40-71 (16 floats a thread)
+// into the tile's rope slot, which only its own MMAs read; consumer 1 sends rows 0-39 (20 a
+// thread) into the Pᵀ buffer and the kilobyte after it.
+constexpr int kScoreSplit = 5;
+constexpr int kXchBytes = 128 * 20 * 4;
+static_assert(kXchBytes >= kQBlockBytes && 128 * 16 * 4 <= kBlockBytes, "the exchange's two buffers");
 
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ
-    static constexpr int kv = p + kQBlockBytes;                  // [kRing][64 keys][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ; before it is written,
+                                                                 // warpgroup 1's partial scores for warpgroup 0
+    static constexpr int kv = p + kXchBytes;                     // [kRing][64 keys][128 B]
     static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree
     static constexpr int rm = bars + (2 * kRing + 3) * 8;        // [72] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
@@ -205,6 +226,15 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 valid[i] = (int64_t)tile * kKeys + row[i] < ps.keys;
                 src[i] = reinterpret_cast<const char *>(p.kv_buffer + sl * p.stride_kv_slot) + 16 * ch;
             }
+            // The tile's last two positions are copied only when the previous tile frees their
+            // slots (its rope block after the scores' exchange, its first value block after Oᵀ's
+            // first group), about a tile from now: their lines go to L2 now, so that those copies
+            // hit there.
+            if (ch < 2)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    if (valid[i])
+                        prefetch_l2(src[i] - 16 * ch + 128 * block_at(kBlocks - 2 + ch));
             if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
                 slot = ps.key_slot(p, (int64_t)(tile + 1) * kKeys + key);
             for (int b = 0; b < kBlocks; b++, blk++) {
@@ -241,7 +271,8 @@ struct Consumer {
 
     float o[4][kRows / 2]; // Oᵀ: dims 256·wg + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
     float l[kN8][2];       // this thread's share of the sums of rows mb + 8j + 2t + e, j0 <= j
-    float s[kN8 * 4];      // Sᵀ: keys 16·warp + g (+8), rows mb + 8j + 2t (+1)
+    float s[kRows / 2];    // Sᵀ, keys 16·warp + g (+8): the MMA's rows 8j + 2t (+1); after the
+                           // exchange s[4j..] holds this warpgroup's rows mb + 8j + 2t (+1), j0 <= j < kN8
 
     __device__ Consumer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int wg_)
         : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, wg(wg_), rb(wg_ * kSplitRow),
@@ -303,37 +334,40 @@ struct Consumer {
     }
 
     // Sᵀ's MMAs over ring positions [B0, B1) of the tile starting at blk (accumulating from B0 > 0).
-    template <int B0, int B1> __device__ void score_blocks(uint32_t blk, unsigned q)
+    template <int B0, int From, int To> __device__ void score_blocks(uint32_t blk, unsigned q)
     {
 #pragma unroll
-        for (int b = B0; b < B1; b++) {
+        for (int b = From; b < To; b++) {
             const unsigned a = kv_block(blk + b);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
                 const uint64_t db = sw128_desc(q + block_at(b) * kQBlockBytes + 32 * ks, 16, 1024);
-                wgmma_m64n40k16(s, da, db, b | ks);
+                wgmma_m64n72k16(s, da, db, (b > B0) | ks);
             }
         }
     }
 
     // Each k-block's MMAs as soon as its copies have landed (in the SASS each block's MMAs end
     // their own wgmma group; the tile loop waits for all of them at once).
-    template <int B> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
+    template <int B0, int B, int B1> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
     {
-        if constexpr (B < kBlocks) {
+        if constexpr (B < B1) {
             await_blocks(blk, B, B + 1);
-            score_blocks<B, B + 1>(blk, q);
-            score_each<B + 1>(blk, q);
+            score_blocks<B0, B, B + 1>(blk, q);
+            score_each<B0, B + 1, B1>(blk, q);
         }
     }
 
     // Sᵀ of the tile starting at ring position blk, committed once.
     __device__ void issue_scores(uint32_t blk)
     {
-        unsigned q = smem_u32(sm + Smem::q) + mb * 128;
+        unsigned q = smem_u32(sm + Smem::q);
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        score_each<0>(blk, q);
+        if (wg == 0)
+            score_each<0, 0, kScoreSplit>(blk, q);
+        else
+            score_each<kScoreSplit, kScoreSplit, kBlocks>(blk, q);
         wgmma_commit();
     }
 
@@ -356,6 +390,43 @@ struct Consumer {
     }
 
     __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
+
+    // The two warpgroups' partial Sᵀ summed for the rows each owns (see kScoreSplit). Thread x of
+    // one warpgroup holds the same (key, row) places as thread x of the other, so each sends its
+    // partials for the other's rows as float4s indexed by x. Warpgroup 1 writes into the Pᵀ
+    // buffer, so it first waits until both warpgroups' Oᵀ MMAs of the previous tile are done.
+    __device__ void exchange_scores(uint32_t blk, uint32_t tiles)
+    {
+        const int x = threadIdx.x % 128;
+        float4 *to_wg1 = reinterpret_cast<float4 *>(sm + Smem::kv + (blk % kRing) * kBlockBytes); // the rope slot
+        float4 *to_wg0 = reinterpret_cast<float4 *>(sm + Smem::p);
+        if (wg == 0) {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                to_wg1[128 * i + x] = make_float4(s[20 + 4 * i], s[21 + 4 * i], s[22 + 4 * i], s[23 + 4 * i]);
+        } else {
+            mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
+#pragma unroll
+            for (int i = 0; i < 5; i++)
+                to_wg0[128 * i + x] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+        }
+        named_barrier(kBarConsumers, 256);
+        if (wg == 0) {
+#pragma unroll
+            for (int i = 0; i < 5; i++) {
+                const float4 v = to_wg0[128 * i + x];
+                s[4 * i] += v.x, s[4 * i + 1] += v.y, s[4 * i + 2] += v.z, s[4 * i + 3] += v.w;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float4 v = to_wg1[128 * i + x];
+                s[4 + 4 * i] = s[20 + 4 * i] + v.x, s[5 + 4 * i] = s[21 + 4 * i] + v.y;
+                s[6 + 4 * i] = s[22 + 4 * i] + v.z, s[7 + 4 * i] = s[23 + 4 * i] + v.w;
+            }
+        }
+        __syncwarp(); // every lane's reads of the rope slot before its release
+    }
 
     // Scores to the log2 domain, hidden keys to -inf. Every mask byte the thread needs is
     // loaded before any is used, so a masked tile pays one memory latency, not one per byte.
@@ -495,12 +566,13 @@ struct Consumer {
             const int buf = tiles & 1;
             wgmma_wait<0>();
 #pragma unroll
-            for (int i = 0; i < kN8 * 4; i++)
+            for (int i = 0; i < kRows / 2; i++)
                 fence_operand(s[i]);
-            // The blocks Oᵀ of this warpgroup does not read: the other's value dims and the rope.
-            release(blk, 5, [&](int i) { return i < 4 ? 4 * (1 - wg) + i : kBlocks - 1; });
             if (tile == hi - 1 && lane == 0)
                 mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
+            exchange_scores(blk, tiles);
+            // The blocks Oᵀ of this warpgroup does not read: the other's value dims and the rope.
+            release(blk, 5, [&](int i) { return i < 4 ? 4 * (1 - wg) + i : kBlocks - 1; });
             scale_and_mask(tile);
             softmax(buf, tiles);
             fence_proxy_async(); // Pᵀ (stmatrix) before the wgmma reads of both warpgroups
