@@ -84,10 +84,11 @@ constexpr int kThreads = 3 * 128;               // producer + two consumer warpg
 // count under __launch_bounds__(kThreads, 1): 168 a thread, 64,512 in all), so 128 · producer
 // + 256 · consumer must fit in that, or the consumers wait forever. unsupported() checks it
 // against the built kernel. 40 / 232: the consumers hold Oᵀ (144), a whole Sᵀ chain (36) and
-// the row sums; at 56 / 224 ptxas spilled the row sums inside the tile loop. ptxas spills 52
-// bytes, reloaded in per-piece code and a masked tile's mask loads (results/resources.md); the
-// smaller producer costs about 0.5 µs at one-tile launches (bs 1 × 1, bs 1 × 512; main at 40 /
-// 232 against 56 / 224, results/h200/NOTES.md).
+// the row sums; at 56 / 224 ptxas spilled the row sums inside the tile loop. At 40 / 232 it
+// spills 56 bytes (84 of reloads): two reloads a tile in the tile loop's common path, the rest in
+// a masked tile's mask loads and per-piece code (results/resources.md). The smaller producer
+// costs about 0.5 µs at one-tile launches (bs 1 × 1, bs 1 × 512: the two-n40 Sᵀ at 40 / 232
+// against 56 / 224, results/h200/NOTES.md).
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
