@@ -394,8 +394,8 @@ struct Consumer {
 
     // The two warpgroups' partial Sᵀ summed for the rows each owns (see kScoreSplit). Thread x of
     // one warpgroup holds the same (key, row) places as thread x of the other, so each sends its
-    // partials for the other's rows as float4s indexed by x. Warpgroup 1 writes into the Pᵀ
-    // buffer, so it first waits until both warpgroups' Oᵀ MMAs of the previous tile are done.
+    // partials for the other's rows as float4s indexed by x. Consumer 1 (wg == 1) writes into the
+    // Pᵀ buffer, so it first waits until both warpgroups' Oᵀ MMAs of the previous tile are done.
     __device__ void exchange_scores(uint32_t blk, uint32_t tiles)
     {
         const int x = threadIdx.x % 128;
