@@ -24,11 +24,10 @@
 // - Warpgroups 1 and 2 consume. Sᵀ is split by k-steps: warpgroup 1 runs one m64n72 chain over
 //   the rope block and value blocks 0-3, warpgroup 2 over blocks 4-7, so each K byte is read
 //   from shared memory once, not once per warpgroup (Sᵀ's tensor time a tile 1296 clocks
-//   instead of 1872; results/h200/wgmma_shapes.txt). The partial
-//   sums meet through shared memory (kScoreSplit), and then each warpgroup owns the softmax of
-//   its rows, 0-39 and 40-71 (the keys of a row span its 4 warps). Oᵀ is split by value dims:
-//   warpgroup 1 holds dims 0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32
-//   accumulators a thread).
+//   instead of 1872; results/h200/wgmma_shapes.txt). The partial sums meet through shared
+//   memory (kScoreSplit), and then each warpgroup owns the softmax of its rows, 0-39 and 40-71
+//   (the keys of a row span its 4 warps). Oᵀ is split by value dims: warpgroup 1 holds dims
+//   0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32 accumulators a thread).
 //   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, issue
 //   Oᵀ's MMAs, release the tile's blocks as those MMAs finish, and only then issue the next
 //   tile's Sᵀ (see the ring order for why not before).
@@ -40,8 +39,8 @@
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
 //   position q - 7 (16 slots). A warpgroup releases the blocks it does not read in Oᵀ as soon
 //   as the scores are exchanged (the rope block holds warpgroup 1's partials until then), the
-//   first block of its own value dims once
-//   that block's Oᵀ MMAs are done, and the rest after all its Oᵀ MMAs. The next tile's Sᵀ
+//   first block of its own value dims once that block's Oᵀ MMAs are done, and the rest after
+//   all its Oᵀ MMAs. The next tile's Sᵀ
 //   is issued after that: issuing its first 7 k-blocks behind Oᵀ (so that the tensor cores
 //   had queued work) made the release of tile t wait until those blocks of tile t+1 had
 //   landed, and the producer, short of slots, then waited for the consumers and they for
@@ -117,14 +116,17 @@ constexpr int kSplitRow = 40, kMmaRow = kRows - kSplitRow;
 // into the tile's rope slot, which only its own MMAs read; consumer 1 sends rows 0-39 (20 a
 // thread) into the Pᵀ buffer and the kilobyte after it.
 constexpr int kScoreSplit = 5;
-constexpr int kXchBytes = 128 * 20 * 4;
-static_assert(kXchBytes >= kQBlockBytes && 128 * 16 * 4 <= kBlockBytes, "the exchange's two buffers");
+// Floats a thread sends: consumer 1 the MMA's rows 0-39 (s[0 .. 19]), consumer 0 rows 40-71
+// (s[20 .. 35]), which consumer 1 keeps kMmaRow / 2 places lower, where its softmax reads them.
+constexpr int kSendTo0 = kSplitRow / 2, kSendTo1 = (kRows - kSplitRow) / 2;
+constexpr int kXchBytes = 128 * kSendTo0 * 4;
+static_assert(kXchBytes >= kQBlockBytes && 128 * kSendTo1 * 4 <= kBlockBytes, "the exchange's two buffers");
 
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
     static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ; before it is written,
-                                                                 // warpgroup 1's partial scores for warpgroup 0
+                                                                 // consumer 1's partial scores for consumer 0
     static constexpr int kv = p + kXchBytes;                     // [kRing][64 keys][128 B]
     static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree
     static constexpr int rm = bars + (2 * kRing + 3) * 8;        // [72] reference max of each row
@@ -334,7 +336,8 @@ struct Consumer {
         wgmma_fence();
     }
 
-    // Sᵀ's MMAs over ring positions [B0, B1) of the tile starting at blk (accumulating from B0 > 0).
+    // Sᵀ's MMAs over ring positions [From, To) of the tile starting at blk; the chain starts
+    // at position B0 (its first k-step overwrites the accumulators).
     template <int B0, int From, int To> __device__ void score_blocks(uint32_t blk, unsigned q)
     {
 #pragma unroll
@@ -401,29 +404,30 @@ struct Consumer {
         const int x = threadIdx.x % 128;
         float4 *to_wg1 = reinterpret_cast<float4 *>(sm + Smem::kv + (blk % kRing) * kBlockBytes); // the rope slot
         float4 *to_wg0 = reinterpret_cast<float4 *>(sm + Smem::p);
+        constexpr int own1 = kSendTo0, down = kMmaRow / 2; // consumer 1's rows: s[own1 ..] to s[own1 - down ..]
         if (wg == 0) {
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                to_wg1[128 * i + x] = make_float4(s[20 + 4 * i], s[21 + 4 * i], s[22 + 4 * i], s[23 + 4 * i]);
+            for (int i = 0; i < kSendTo1; i += 4)
+                to_wg1[32 * i + x] = make_float4(s[own1 + i], s[own1 + i + 1], s[own1 + i + 2], s[own1 + i + 3]);
         } else {
             mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
 #pragma unroll
-            for (int i = 0; i < 5; i++)
-                to_wg0[128 * i + x] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+            for (int i = 0; i < kSendTo0; i += 4)
+                to_wg0[32 * i + x] = make_float4(s[i], s[i + 1], s[i + 2], s[i + 3]);
         }
         named_barrier(kBarConsumers, 256);
         if (wg == 0) {
 #pragma unroll
-            for (int i = 0; i < 5; i++) {
-                const float4 v = to_wg0[128 * i + x];
-                s[4 * i] += v.x, s[4 * i + 1] += v.y, s[4 * i + 2] += v.z, s[4 * i + 3] += v.w;
+            for (int i = 0; i < kSendTo0; i += 4) {
+                const float4 v = to_wg0[32 * i + x];
+                s[i] += v.x, s[i + 1] += v.y, s[i + 2] += v.z, s[i + 3] += v.w;
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const float4 v = to_wg1[128 * i + x];
-                s[4 + 4 * i] = s[20 + 4 * i] + v.x, s[5 + 4 * i] = s[21 + 4 * i] + v.y;
-                s[6 + 4 * i] = s[22 + 4 * i] + v.z, s[7 + 4 * i] = s[23 + 4 * i] + v.w;
+            for (int i = own1; i < own1 + kSendTo1; i += 4) {
+                const float4 v = to_wg1[32 * (i - own1) + x];
+                s[i - down] = s[i] + v.x, s[i + 1 - down] = s[i + 1] + v.y;
+                s[i + 2 - down] = s[i + 2] + v.z, s[i + 3 - down] = s[i + 3] + v.w;
             }
         }
         __syncwarp(); // every lane's reads of the rope slot before its release
