@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Where a kernel's warps spend their time, from Nsight Compute's per-instruction warp-state
+samples: reads the SASS source page that `ncu --import REPORT --page source --csv --print-source
+sass` prints (collect the report with `--set full`, which includes the SourceCounters samples)
+and prints
+
+- the sample total and the stall reasons over the whole kernel;
+- the spans between landmarks (barriers, wgmma waits, mbarrier try-waits: the places where a
+  warp waits for another party), each with its samples, share and main stall reasons, largest
+  first; a span is named by its first and last SASS index and the landmark that ends it;
+- with --region NAME:FIRST-LAST (SASS indices, repeatable), the samples of hand-chosen ranges,
+  e.g. the phases of a tile loop read off the listing that --list prints.
+
+Samples are taken uniformly in time per warp, so a span's share of the samples of the warps
+that run it is its share of their time.
+
+usage: scripts/ncu_source_spans.py SOURCE.csv[.gz] [--top N] [--list A-B] [--region NAME:A-B ...]
+"""
+import argparse
+import csv
+import gzip
+import re
+import sys
+
+LANDMARK = re.compile(r"\b(BAR\.(SYNC|RED|ARV)|WARPGROUP\.DEPBAR|SYNCS\.PHASECHK|EXIT)\b")
+SAMPLES = "Warp Stall Sampling (All Samples)"
+
+
+def load(path):
+    """The instruction rows of the source page: dicts with 'Source', the sample count and the
+    stall_* columns (the all-samples ones, not the '(Not Issued)' ones)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith('"Address"')), None)
+    if start is None:
+        raise ValueError(f"{path}: no \"Address\" header line: not an ncu --page source --csv listing")
+    rows = list(csv.DictReader(lines[start:]))
+    if not rows or SAMPLES not in rows[0]:
+        raise ValueError(f"{path}: no '{SAMPLES}' column: collect the report with --set full")
+    return rows
+
+
+def samples(r):
+    return int(r[SAMPLES] or 0)
+
+
+def stall_columns(rows):
+    return [k for k in rows[0] if k.startswith("stall_") and "Not Issued" not in k]
+
+
+def top_stalls(rows, cols, n=3):
+    totals = {k[len("stall_"):]: sum(int(r[k] or 0) for r in rows) for k in cols}
+    return sorted(((v, k) for k, v in totals.items() if v), reverse=True)[:n]
+
+
+def spans(rows):
+    """(first, last) index pairs: each span ends at a landmark instruction (inclusive) or at the
+    end of the listing."""
+    out, first = [], 0
+    for i, r in enumerate(rows):
+        if LANDMARK.search(r["Source"]):
+            out.append((first, i))
+            first = i + 1
+    if first < len(rows):
+        out.append((first, len(rows) - 1))
+    return out
+
+
+def index_range(text):
+    a, _, b = text.partition("-")
+    return int(a), int(b or a)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv")
+    ap.add_argument("--top", type=int, default=25, help="spans to print (default 25)")
+    ap.add_argument("--list", metavar="A-B", help="print SASS indices A..B with their samples")
+    ap.add_argument("--region", action="append", default=[], metavar="NAME:A-B")
+    args = ap.parse_args()
+    try:
+        rows = load(args.csv)
+    except (OSError, ValueError) as e:
+        sys.exit(f"ncu_source_spans: {e}")
+    cols = stall_columns(rows)
+    total = sum(samples(r) for r in rows)
+    if not total:
+        sys.exit(f"ncu_source_spans: {args.csv}: no warp-state samples")
+    pct = lambda v: f"{100.0 * v / total:5.1f}%"
+    print(f"{len(rows)} SASS instructions, {total} warp-state samples")
+    print("stall reasons: " + ", ".join(f"{k} {pct(v).strip()}" for v, k in top_stalls(rows, cols, 8)))
+    if args.list:
+        a, b = index_range(args.list)
+        for i in range(a, min(b, len(rows) - 1) + 1):
+            r = rows[i]
+            print(f"{i:6d} {samples(r):6d} {r['Source'].strip()[:90]}")
+        return
+    print(f"\nspans ending at a barrier or wait, largest first (top {args.top}):")
+    print(f"{'first':>6} {'last':>6} {'samples':>8} {'share':>6}  main stalls / the landmark ending it")
+    ranked = sorted(spans(rows), key=lambda s: -sum(samples(r) for r in rows[s[0]:s[1] + 1]))
+    for a, b in ranked[:args.top]:
+        part = rows[a:b + 1]
+        v = sum(samples(r) for r in part)
+        stalls = ", ".join(f"{k} {n}" for n, k in top_stalls(part, cols, 2))
+        print(f"{a:6d} {b:6d} {v:8d} {pct(v)}  {stalls} / {rows[b]['Source'].strip()[:60]}")
+    if args.region:
+        print("\nregions:")
+        for spec in args.region:
+            name, _, rng = spec.rpartition(":")
+            a, b = index_range(rng)
+            part = rows[a:b + 1]
+            v = sum(samples(r) for r in part)
+            stalls = ", ".join(f"{k} {n}" for n, k in top_stalls(part, cols, 2))
+            print(f"  {name or rng:44s} {a:6d}-{b:<6d} {v:7d} {pct(v)}  {stalls}")
+
+
+if __name__ == "__main__":
+    main()

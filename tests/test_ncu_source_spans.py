@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""scripts/ncu_source_spans.py splits a kernel's SASS at its waits and barriers and sums
+Nsight Compute's warp-state samples: checked on a small hand-written source page (the layout
+`ncu --page source --csv --print-source sass` prints), gzipped as it is kept. Asserts the
+total, the spans (each ending at its landmark, largest first, shares of the total), a named
+region's sum, and a clear error for a file that is not such a listing."""
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "ncu_source_spans.py")
+
+HEADER = ('"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",'
+          '"stall_barrier","stall_wait","stall_barrier (Not Issued)"')
+# (SASS, samples, barrier stalls, wait stalls): spans 0-2 (ends at BAR.SYNC) = 1 + 2 + 40,
+# 3-4 (ends at WARPGROUP.DEPBAR) = 5 + 30, 5-6 (the end of the listing) = 7 + 8.
+ROWS = [("IMAD R1, R2, R3, RZ", 1, 0, 1), ("LDS R4, [R5]", 2, 0, 2), ("BAR.SYNC.DEFER_BLOCKING 0x1, 0x100", 40, 39, 1),
+        ("HGMMA.64x72x16.F32.BF16 R24, gdesc[UR4], R24", 5, 0, 5), ("WARPGROUP.DEPBAR.LE gsb0, 0x0", 30, 30, 0),
+        ("FADD R1, R1, R2", 7, 0, 7), ("STS [R1], R2", 8, 0, 8)]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "src.csv.gz")
+    with gzip.open(path, "wt") as f:
+        f.write('"Kernel Name","k(void)",\n' + HEADER + "\n")
+        for i, (sass, n, bar, wait) in enumerate(ROWS):
+            f.write(f'"0x{i:04x}","      {sass}","{n}","{n}","{bar}","{wait}","{bar}"\n')
+    r = run(path, "--region", "mma:3-4", "--region", "5-6")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "7 SASS instructions, 93 warp-state samples" in out, out
+    assert "barrier 74.2%" in out and "wait 25.8%" in out, out  # 69 and 24 of 93
+    lines = [l.split() for l in out.splitlines()]
+    spans = [l for l in lines if len(l) > 4 and l[0].isdigit() and l[1].isdigit()]
+    assert [(s[0], s[1], s[2]) for s in spans] == [("0", "2", "43"), ("3", "4", "35"), ("5", "6", "15")], spans
+    assert spans[0][3] == "46.2%" and "BAR.SYNC" in " ".join(spans[0]), spans[0]
+    assert any(l[:3] == ["mma", "3-4", "35"] for l in lines), out
+    assert any(l[:3] == ["5-6", "5-6", "15"] for l in lines), out
+    bad = os.path.join(d, "bad.csv")
+    with open(bad, "w") as f:
+        f.write("a,b\n1,2\n")
+    r = run(bad)
+    assert r.returncode != 0 and "not an ncu --page source --csv listing" in r.stderr, (r.returncode, r.stderr)
+print("ncu_source_spans: ok")
