@@ -68,21 +68,37 @@ def spans(rows):
 
 
 def index_range(text):
+    """'A-B' (or 'A') as SASS indices (A, B); argparse reports a malformed one."""
     a, _, b = text.partition("-")
-    return int(a), int(b or a)
+    try:
+        first, last = int(a), int(b or a)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': not a SASS index range A-B") from None
+    if first < 0 or last < first:
+        raise argparse.ArgumentTypeError(f"'{text}': not a SASS index range A-B with 0 <= A <= B")
+    return first, last
+
+
+def region(text):
+    """'NAME:A-B' (or 'A-B') as (name, (A, B))."""
+    name, _, rng = text.rpartition(":")
+    return name or rng, index_range(rng)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--top", type=int, default=25, help="spans to print (default 25)")
-    ap.add_argument("--list", metavar="A-B", help="print SASS indices A..B with their samples")
-    ap.add_argument("--region", action="append", default=[], metavar="NAME:A-B")
+    ap.add_argument("--list", metavar="A-B", type=index_range, help="print SASS indices A..B with their samples")
+    ap.add_argument("--region", action="append", default=[], metavar="NAME:A-B", type=region)
     args = ap.parse_args()
     try:
         rows = load(args.csv)
     except (OSError, ValueError) as e:
         sys.exit(f"ncu_source_spans: {e}")
+    for _, (a, _b) in args.region + ([("--list", args.list)] if args.list else []):
+        if a >= len(rows):
+            sys.exit(f"ncu_source_spans: {args.csv}: index {a} past the listing's {len(rows)} instructions")
     cols = stall_columns(rows)
     total = sum(samples(r) for r in rows)
     if not total:
@@ -91,7 +107,7 @@ def main():
     print(f"{len(rows)} SASS instructions, {total} warp-state samples")
     print("stall reasons: " + ", ".join(f"{k} {pct(v).strip()}" for v, k in top_stalls(rows, cols, 8)))
     if args.list:
-        a, b = index_range(args.list)
+        a, b = args.list
         for i in range(a, min(b, len(rows) - 1) + 1):
             r = rows[i]
             print(f"{i:6d} {samples(r):6d} {r['Source'].strip()[:90]}")
@@ -106,13 +122,11 @@ def main():
         print(f"{a:6d} {b:6d} {v:8d} {pct(v)}  {stalls} / {rows[b]['Source'].strip()[:60]}")
     if args.region:
         print("\nregions:")
-        for spec in args.region:
-            name, _, rng = spec.rpartition(":")
-            a, b = index_range(rng)
+        for name, (a, b) in args.region:
             part = rows[a:b + 1]
             v = sum(samples(r) for r in part)
             stalls = ", ".join(f"{k} {n}" for n, k in top_stalls(part, cols, 2))
-            print(f"  {name or rng:44s} {a:6d}-{b:<6d} {v:7d} {pct(v)}  {stalls}")
+            print(f"  {name:44s} {a:6d}-{b:<6d} {v:7d} {pct(v)}  {stalls}")
 
 
 if __name__ == "__main__":

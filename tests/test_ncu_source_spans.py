@@ -3,7 +3,8 @@
 Nsight Compute's warp-state samples: checked on a small hand-written source page (the layout
 `ncu --page source --csv --print-source sass` prints), gzipped as it is kept. Asserts the
 total, the spans (each ending at its landmark, largest first, shares of the total), a named
-region's sum, and a clear error for a file that is not such a listing."""
+region's sum, and clear errors for a malformed or out-of-range region and for a file that is not
+such a listing."""
 import gzip
 import os
 import subprocess
@@ -42,6 +43,10 @@ with tempfile.TemporaryDirectory() as d:
     assert spans[0][3] == "46.2%" and "BAR.SYNC" in " ".join(spans[0]), spans[0]
     assert any(l[:3] == ["mma", "3-4", "35"] for l in lines), out
     assert any(l[:3] == ["5-6", "5-6", "15"] for l in lines), out
+    r = run(path, "--region", "mma:x-4")
+    assert r.returncode == 2 and "not a SASS index range" in r.stderr, (r.returncode, r.stderr)
+    r = run(path, "--region", "far:9-12")
+    assert r.returncode == 1 and "index 9 past the listing's 7 instructions" in r.stderr, (r.returncode, r.stderr)
     bad = os.path.join(d, "bad.csv")
     with open(bad, "w") as f:
         f.write("a,b\n1,2\n")
