@@ -40,11 +40,11 @@
 //   position q - 7 (16 slots). A warpgroup releases the blocks it does not read in Oᵀ as soon
 //   as the scores are exchanged (the rope block holds warpgroup 1's partials until then), the
 //   first block of its own value dims once that block's Oᵀ MMAs are done, and the rest after
-//   all its Oᵀ MMAs. The next tile's Sᵀ
-//   is issued after that: issuing its first 7 k-blocks behind Oᵀ (so that the tensor cores
-//   had queued work) made the release of tile t wait until those blocks of tile t+1 had
-//   landed, and the producer, short of slots, then waited for the consumers and they for
-//   its copies (results/h200/NOTES.md, 2026-12-01: 12% slower at bs 8 × 91k).
+//   all its Oᵀ MMAs. The next tile's Sᵀ is issued after that: issuing its first 7 k-blocks
+//   behind Oᵀ (so that the tensor cores had queued work) made the release of tile t wait until
+//   those blocks of tile t+1 had landed, and the producer, short of slots, then waited for the
+//   consumers and they for its copies (results/h200/NOTES.md, 2026-12-01: 12% slower at bs 8 ×
+//   91k; queued again on the k-split, 5-8% slower, 2026-12-01, seventh).
 // - The last two positions of a tile are copied only when the previous tile frees their slots,
 //   and with Sᵀ this short their copies' latency showed: the producer puts their lines in L2
 //   (prefetch.L2) when it starts the tile, about a tile before it copies them. A/B against the
