@@ -4,6 +4,8 @@
 // once.
 #pragma once
 
+#include <cstdint>
+
 #include <cuda_bf16.h>
 
 namespace vb {
@@ -26,6 +28,21 @@ __device__ __forceinline__ float exp2_ftz(float x)
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+// The same with an L2 cache policy (a createpolicy value, e.g. l2_evict_first_policy()).
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid, uint64_t policy)
+{
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0), "l"(policy));
+}
+// L2 policy for lines read once: they are the first to go when L2 needs room. The scheduled
+// kernels copy KV rows with it, so that the stream of KV lines does not push the dirty partial
+// lines (written for the combine launch) out to DRAM first.
+__device__ __forceinline__ uint64_t l2_evict_first_policy()
+{
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+    return pol;
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most kPending committed groups are still in flight.

@@ -139,7 +139,9 @@ template <int kN8, int kSW> struct Onepass {
         return !p.prefix_visible || (int64_t)(tile + 1) * kKeys > ps.rq.P;
     }
 
-    // Issue the cp.async copies of one tile's KV rows into stage st.
+    // Issue the cp.async copies of one tile's KV rows into stage st, evict-first in L2 (read
+    // once per unit; see ptx_sm80.cuh): A/B on the H200 (results/h200/NOTES.md, 2026-12-01,
+    // eighth), bs 8 × 23k 187.1 → 181.9 µs, bs 8 × 4096 59.9 → 58.3, bs 1 × 200k 205.1 → 199.7.
     __device__ void issue_kv(int tile, int st, int64_t slot)
     {
         const int key = tid / kLoaders, sub = tid % kLoaders;
@@ -147,10 +149,11 @@ template <int kN8, int kSW> struct Onepass {
         const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot);
         const unsigned row = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes);
         const unsigned dst = row + 16 * ((sub & ~7) | ((sub & 7) ^ swz(key)));
+        const uint64_t evict_first = l2_evict_first_policy();
 #pragma unroll
         for (int i = 0; i < (kChunks + kLoaders - 1) / kLoaders; i++)
             if (sub + kLoaders * i < kChunks)
-                cp_async16(dst + 16 * kLoaders * i, src + 16 * (sub + kLoaders * i), valid);
+                cp_async16(dst + 16 * kLoaders * i, src + 16 * (sub + kLoaders * i), valid, evict_first);
     }
 
     // Mask bytes of one tile (the piece's tokens × 32 keys) into registers, 4 to a word.

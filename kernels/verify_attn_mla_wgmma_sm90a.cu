@@ -51,6 +51,13 @@
 //   two-n40 Sᵀ without prefetches (results/h200/NOTES.md, 2026-12-01, sixth): bs 8 × 200k 568.9
 //   → 547.6 µs, eagle64 120.6 → 116.4, bs 8 × 91k 279.5 → 275.6; the k-split without them was
 //   mixed, and a 17th ring slot (timing only) gained 1-6% on top of it.
+// - The KV copies carry an L2 evict-first policy (each line is read once per unit, and a
+//   request's row tiles read it at about the same time): without it the KV stream evicted the
+//   dirty partial lines written for the combine, and the main launch wrote 19.3 MB to DRAM at
+//   bs 8 × 4096 (2.4 MB with it) and 24.1 MB at bs 8 × 23k (15.0 MB; Nsight Compute,
+//   dram__bytes_write.sum). A/B (results/h200/NOTES.md, 2026-12-01, eighth): bs 8 × 4096 38.1 →
+//   36.7 µs, bs 8 × 23k 91.5 → 88.6, bs 32 × 4k 74.1 → 71.4, bs 1 × 200k 97.8 → 96.4, eagle64
+//   117.2 → 116.0; bs 8 × 91k and 200k unchanged.
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
@@ -210,6 +217,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
     const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
     const unsigned kv = smem_u32(sm + Smem::kv), qs = smem_u32(sm + Smem::q);
     uint32_t blk = 0, pieces = 0;
+    const uint64_t evict_first = l2_evict_first_policy();
     while (next_piece(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
@@ -246,7 +254,8 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 const unsigned dst = kv + s * kBlockBytes;
 #pragma unroll
                 for (int i = 0; i < 4; i++)
-                    cp_async16(dst + row[i] * 128 + 16 * (ch ^ (row[i] & 7)), src[i] + 128 * block_at(b), valid[i]);
+                    cp_async16(dst + row[i] * 128 + 16 * (ch ^ (row[i] & 7)), src[i] + 128 * block_at(b), valid[i],
+                               evict_first);
                 cp_async_mbar_arrive(bar.full(s));
             }
             if (tile == lo && !q_first)
