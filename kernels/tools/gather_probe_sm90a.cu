@@ -17,6 +17,14 @@
 //            unit's rows and each read its whole KV would: every row is read twice, once from
 //            L2 as a rule; the rate counts each row once (the rate of the stream the pair serves).
 //            results/h200/NOTES.md asks whether L2 keeps up with that.
+// - cluster: cp.async R4 in clusters of two CTAs that walk the same tiles, each reading only
+//            half of every tile's rows (32 of 64) from memory and forwarding them into the other's
+//            stage with bulk shared-to-shared copies (4 KB a k-block, completing on the other's
+//            mbarrier): every row is read from memory once and both CTAs end up with the whole
+//            tile, as a pair splitting a unit's rows and sharing its KV through distributed shared
+//            memory would. The rate counts each row once. Also printed: how many such clusters
+//            (and clusters of 4 and 8) fit on the GPU at mla_wgmma's 384 threads and 228,584 B of
+//            shared memory a CTA.
 // Layouts: the slot table shuffles single rows (SGLang's page size 1 after churn) or whole
 // pages of 64 rows. Times are CUDA-event medians of 9 launches after 3 warm-ups.
 //
@@ -136,6 +144,138 @@ __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int
         sink[0] = 1;
 }
 
+// ---- clusters of two that share each tile through distributed shared memory ----------------
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// The address of the same shared-memory location in CTA `rank` of the cluster.
+__device__ __forceinline__ unsigned map_to(unsigned addr, unsigned rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void remote_arrive(unsigned cluster_bar)
+{
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+// mbar_wait with cluster scope: the arrivals come from the other CTA.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+// bytes from this CTA's shared memory to another CTA's (dst and bar: shared::cluster addresses).
+__device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     dst),
+                 "r"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// Stage s of each CTA: the tile's 9 k-blocks of [64 keys][128 B]; CTA r copies keys 32r..32r+31
+// (4 KB of each k-block) and forwards them. Barriers per stage: mine (its 128 threads' copies
+// landed), theirs (the other's 9 forwarded blocks landed: expect_tx), free (the other CTA is
+// done with its stage s, so this CTA may refill its half and forward into the other's).
+template <int S>
+__global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+{
+    extern __shared__ __align__(1024) unsigned char sm[];
+    __shared__ __align__(8) uint64_t mine[S], theirs[S], freed[S];
+    constexpr unsigned kHalf = 9 * 4096;
+    const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
+    const unsigned rank = cluster_rank(), peer = rank ^ 1;
+    const int pairs = gridDim.x / 2, me = blockIdx.x / 2;
+    const int64_t t0 = tiles * me / pairs, t1 = tiles * (me + 1) / pairs;
+    const unsigned base = smem_u32(sm);
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(smem_u32(&mine[s]), 128);
+            mbar_init(smem_u32(&theirs[s]), 1);
+            mbar_init(smem_u32(&freed[s]), 1);
+            expect_tx(smem_u32(&theirs[s]), kHalf); // the first phase of every stage
+        }
+        mbar_init_fence();
+    }
+    cluster_sync(); // both CTAs' barriers exist before either forwards
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) { // this CTA's half of tile t into stage t % S
+            const int s = (int)(t % S);
+            const unsigned k = (unsigned)((t - t0) / S), stage = base + s * kTileBytes;
+            mbar_wait_cluster(smem_u32(&freed[s]), (k & 1) ^ 1);
+#pragma unroll
+            for (int g = 0; g < 2; g++) { // warp w: keys 32·rank + 8w + 4g + lane / 8
+                const int key = 32 * (int)rank + 8 * w + 4 * g + lane / 8, ch = lane % 8;
+                const char *src = pool + (int64_t)slots[t * kKeys + key] * kRowBytes;
+#pragma unroll
+                for (int b = 0; b < 9; b++)
+                    cp_async16(stage + b * 8192 + key * 128 + 16 * (ch ^ (key & 7)), src + 128 * b + 16 * ch, true);
+            }
+            cp_async_mbar_arrive(smem_u32(&mine[s]));
+        }
+        if (t - 1 >= t0 && t - 1 < t1 && tid == 0) { // forward tile t - 1 once it has landed here
+            const int s = (int)((t - 1) % S);
+            const unsigned k = (unsigned)((t - 1 - t0) / S), stage = base + s * kTileBytes;
+            mbar_wait(smem_u32(&mine[s]), k & 1);
+            fence_proxy_async(); // cp.async's writes before the bulk copy reads them
+            for (int b = 0; b < 9; b++) {
+                const unsigned off = stage + b * 8192 + rank * 4096;
+                bulk_copy_to_peer(map_to(off, peer), off, 4096, map_to(smem_u32(&theirs[s]), peer));
+            }
+        }
+        const int64_t d = t - (S - 1); // the tile whose stage is refilled next: both halves must be here
+        if (d >= t0 && d < t1) {
+            const int s = (int)(d % S);
+            const unsigned k = (unsigned)((d - t0) / S);
+            mbar_wait(smem_u32(&mine[s]), k & 1);
+            mbar_wait(smem_u32(&theirs[s]), k & 1);
+            __syncthreads(); // every thread done with the stage before it is released
+            if (tid == 0) {
+                expect_tx(smem_u32(&theirs[s]), kHalf); // the next phase's forward
+                remote_arrive(map_to(smem_u32(&freed[s]), peer));
+            }
+        }
+    }
+    cluster_sync(); // no CTA exits while the other may still write into it
+    if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
+        sink[0] = 1;
+}
+
+// Clusters of n CTAs of mla_wgmma's shape (384 threads, 228,584 B of dynamic shared memory) that
+// fit on the GPU at once; 0 when the query fails.
+__global__ void __launch_bounds__(384, 1) wgmma_shaped() {}
+int clusters_that_fit(int n)
+{
+    constexpr int kSmem = 228584;
+    if (cudaFuncSetAttribute(wgmma_shaped, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess ||
+        (n > 8 && cudaFuncSetAttribute(wgmma_shaped, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess))
+        return (void)cudaGetLastError(), 0;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = n, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(n), cfg.blockDim = dim3(384), cfg.dynamicSmemBytes = kSmem, cfg.attrs = &attr, cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_shaped, &cfg) != cudaSuccess)
+        return (void)cudaGetLastError(), 0;
+    return clusters;
+}
+
 template <class Launch> float median_ms(Launch launch)
 {
     cudaEvent_t a, b;
@@ -178,6 +318,20 @@ template <int S> float bulk_ms(int sms, const char *pool, const int *slots, int6
     tool.check(cudaFuncSetAttribute(gather_bulk<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
                "cudaFuncSetAttribute");
     return median_ms([&] { gather_bulk<S><<<sms, 32, S * kTileBytes>>>(pool, slots, tiles, sink); });
+}
+
+// The same for gather_cluster<S>: clusters of two over the SMs.
+template <int S> float cluster_ms(int sms, const char *pool, const int *slots, int64_t tiles, unsigned *sink)
+{
+    tool.check(cudaFuncSetAttribute(gather_cluster<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
+               "cudaFuncSetAttribute");
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(sms / 2 * 2), cfg.blockDim = dim3(128), cfg.dynamicSmemBytes = S * kTileBytes;
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    return median_ms([&] { tool.check(cudaLaunchKernelEx(&cfg, gather_cluster<S>, pool, slots, tiles, sink), "cudaLaunchKernelEx"); });
 }
 
 // Slots of n rows: single rows shuffled, or pages of 64 rows shuffled (rows in order inside).
@@ -226,9 +380,12 @@ int main(int argc, char **argv)
     tool.check(cudaMalloc(&slots, nmax * sizeof(int)), "cudaMalloc");
     tool.check(cudaMalloc(&sink, 4), "cudaMalloc");
     std::mt19937_64 rng(7);
-    printf("GB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
-    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("clusters of mla_wgmma's shape (384 threads, 228,584 B) that fit on the %d SMs:", sms);
+    for (int n : {1, 2, 4, 8, 16})
+        printf(" %d of %d (%d CTAs);", clusters_that_fit(n), n, n * clusters_that_fit(n));
+    printf("\n\nGB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
+    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs | S2 cluster | S3 cluster |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int64_t n : sizes) {
         for (bool pages : {false, true}) {
             const std::vector<int> s = slot_table(n, pages, rng);
@@ -246,7 +403,9 @@ int main(int argc, char **argv)
             for (float ms : cp_ms)
                 printf(" %.0f |", gbps(tile_bytes, ms));
             printf(" %.0f |", gbps(tile_bytes, bulk_ms<2>(sms, pool, slots, tiles, sink)));
-            printf(" %.0f |\n", gbps(tile_bytes, cp_async_ms<2, 4, true>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |", gbps(tile_bytes, cp_async_ms<2, 4, true>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |", gbps(tile_bytes, cluster_ms<2>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |\n", gbps(tile_bytes, cluster_ms<3>(sms, pool, slots, tiles, sink)));
             fflush(stdout);
         }
     }
