@@ -51,13 +51,14 @@
 //   two-n40 Sᵀ without prefetches (results/h200/NOTES.md, 2026-12-01, sixth): bs 8 × 200k 568.9
 //   → 547.6 µs, eagle64 120.6 → 116.4, bs 8 × 91k 279.5 → 275.6; the k-split without them was
 //   mixed, and a 17th ring slot (timing only) gained 1-6% on top of it.
-// - The KV copies carry an L2 evict-first policy (each line is read once per unit, and a
-//   request's row tiles read it at about the same time): without it the KV stream evicted the
-//   dirty partial lines written for the combine, and the main launch wrote 19.3 MB to DRAM at
-//   bs 8 × 4096 (2.4 MB with it) and 24.1 MB at bs 8 × 23k (15.0 MB; Nsight Compute,
-//   dram__bytes_write.sum). A/B (results/h200/NOTES.md, 2026-12-01, eighth): bs 8 × 4096 38.1 →
-//   36.7 µs, bs 8 × 23k 91.5 → 88.6, bs 32 × 4k 74.1 → 71.4, bs 1 × 200k 97.8 → 96.4, eagle64
-//   117.2 → 116.0; bs 8 × 91k and 200k unchanged.
+// - The KV copies carry an L2 evict-first policy (a unit reads each line once): without it the
+//   KV stream evicted the dirty partial lines written for the combine, and the main launch wrote
+//   19.3 MB to DRAM at bs 8 × 4096 (2.4 MB with it) and 24.1 MB at bs 8 × 23k (15.0 MB; Nsight
+//   Compute, dram__bytes_write.sum). A/B (results/h200/NOTES.md, 2026-12-01, eighth): bs 8 × 4096
+//   38.1 → 36.7 µs, bs 8 × 23k 91.5 → 88.6, bs 32 × 4k 74.1 → 71.4, bs 1 × 200k 97.8 → 96.4,
+//   eagle64 117.2 → 116.0; bs 8 × 91k and 200k unchanged. A request's row tiles (eagle64's 8)
+//   read the same lines, but their pieces reach them at different times, so those reads mostly
+//   come from DRAM (223-231 MB for 37.7 MB of KV at eagle64).
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
