@@ -381,8 +381,10 @@ int main(int argc, char **argv)
     tool.check(cudaMalloc(&sink, 4), "cudaMalloc");
     std::mt19937_64 rng(7);
     printf("clusters of mla_wgmma's shape (384 threads, 228,584 B) that fit on the %d SMs:", sms);
-    for (int n : {1, 2, 4, 8, 16})
-        printf(" %d of %d (%d CTAs);", clusters_that_fit(n), n, n * clusters_that_fit(n));
+    for (int n : {1, 2, 4, 8, 16}) {
+        const int fit = clusters_that_fit(n);
+        printf(" %d of %d (%d CTAs);", fit, n, n * fit);
+    }
     printf("\n\nGB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
     printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs | S2 cluster | S3 cluster |\n");
     printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
