@@ -2,9 +2,10 @@
 """A/B timing of two verifybench builds on one machine: runs A, B, A, B, ... (ROUNDS times each)
 with the same arguments, then prints one line per timed record that both builds measured: A's
 and B's time (the median over rounds of each run's hot median), B / A, and the range of each
-over the rounds. Interleaving puts both builds under the same clocks, temperature and memory
-placement: on an H200 one build's long-context times moved by 0.2-3% between runs of a session
-and by 1-3% between machine starts, as much as many kernel changes.
+over the rounds; then the geometric mean of B / A per kernel and mode. Interleaving puts both
+builds under the same clocks, temperature and memory placement: on an H200 one build's
+long-context times moved by 0.2-3% between runs of a session and by 1-3% between machine
+starts, as much as many kernel changes.
 
 Correctness is checked in every run as always; the exit code is the worst of the runs' (1 when
 a check failed in either build, 4 on a CUDA error), and a record whose status differs between
@@ -19,6 +20,7 @@ usage: scripts/ab_runs.py BIN_A BIN_B OUTDIR [--rounds N] [--mode graph|eager|bo
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -65,6 +67,20 @@ def compare(runs_a, runs_b):
             continue  # untimed in both (no GPU, skipped, unsupported): nothing to compare
         rows.append(row)
     return rows
+
+
+def geomeans(rows):
+    """{(kernel, mode): (geometric mean of B / A, records)} over the rows both builds timed: one
+    number per kernel for a change that moves many records a little."""
+    logs = {}
+    for r in rows:
+        if "ratio" in r:
+            logs.setdefault((r["kernel"], r["mode"]), []).append(math.log(r["ratio"]))
+    return {k: (math.exp(sum(v) / len(v)), len(v)) for k, v in sorted(logs.items())}
+
+
+def format_geomeans(means):
+    return "geomean B / A: " + ", ".join(f"{k} {m} {g:.3f} ({n})" for (k, m), (g, n) in means.items()) if means else ""
 
 
 def format_rows(rows):
@@ -119,9 +135,14 @@ def main(argv):
         except (ValueError, KeyError) as e:
             sys.exit(f"ab_runs.py: {path}: {e}")
     rows = compare(runs["a"], runs["b"])
+    means = geomeans(rows)
     with open(os.path.join(opt.outdir, "ab.json"), "w") as f:
-        json.dump({"a": opt.bin_a, "b": opt.bin_b, "rounds": opt.rounds, "args": args, "rows": rows}, f, indent=1)
+        json.dump({"a": opt.bin_a, "b": opt.bin_b, "rounds": opt.rounds, "args": args, "rows": rows,
+                   "geomeans": [{"kernel": k, "mode": m, "ratio": g, "records": c}
+                                for (k, m), (g, c) in means.items()]}, f, indent=1)
     print(format_rows(rows))
+    if means:
+        print(format_geomeans(means))
     return worst
 
 

@@ -3,6 +3,7 @@
 stand-in "builds" (small scripts that log each call and write a results file), so no GPU is
 needed. Asserts the run order, the medians over rounds and B / A, that a record whose status
 differs is listed, and that the worst exit code is returned."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -58,6 +59,9 @@ with tempfile.TemporaryDirectory() as d:
     assert abs(rows["k2"]["ratio"] - 1.1) < 1e-12
     assert rows["k3"]["status_a"] == "pass" and rows["k3"]["status_b"] == "FAIL" and "ratio" not in rows["k3"]
     assert "status A pass, B FAIL" in p.stdout and "0.896" in p.stdout and "1.100" in p.stdout, p.stdout
+    assert "geomean B / A: k1 graph 0.896 (1), k2 graph 1.100 (1)" in p.stdout, p.stdout  # k3: untimed in B
+    means = {(g["kernel"], g["mode"]): g for g in json.load(open(os.path.join(out, "ab.json")))["geomeans"]}
+    assert set(means) == {("k1", "graph"), ("k2", "graph")} and means[("k2", "graph")]["records"] == 1
     assert "the run's own table" not in p.stdout  # each run's stdout goes to its .txt
     assert open(os.path.join(out, "b_2.txt")).read().strip() == "the run's own table"
     # --mode both also compares the eager records; bad arguments are refused with one line.
@@ -70,4 +74,16 @@ with tempfile.TemporaryDirectory() as d:
     assert p.returncode != 0 and "not an executable" in p.stderr, p.stderr
     p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out], capture_output=True, text=True)
     assert p.returncode != 0 and "usage" in p.stderr, p.stderr
-print("ab_runs: interleaved A/B runs, medians over rounds, B / A, status changes, exit codes")
+# The geometric mean over several records of a kernel: (0.5 * 2 * 1.0) ** (1/3) = 1, and modes apart.
+spec = importlib.util.spec_from_file_location("ab_runs", script)
+ab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ab)
+rows = [{"kernel": "k", "mode": "graph", "ratio": x} for x in (0.5, 2.0, 1.0)] + \
+       [{"kernel": "k", "mode": "eager", "ratio": 0.81}, {"kernel": "k", "mode": "eager", "ratio": 0.64},
+        {"kernel": "k", "mode": "eager"}]  # untimed: not counted
+means = ab.geomeans(rows)
+assert abs(means[("k", "graph")][0] - 1.0) < 1e-12 and means[("k", "graph")][1] == 3, means
+assert abs(means[("k", "eager")][0] - 0.72) < 1e-12 and means[("k", "eager")][1] == 2, means
+assert ab.format_geomeans(means) == "geomean B / A: k eager 0.720 (2), k graph 1.000 (3)", ab.format_geomeans(means)
+assert ab.format_geomeans({}) == ""
+print("ab_runs: interleaved A/B runs, medians over rounds, B / A, status changes, exit codes, geomeans")
