@@ -38,7 +38,6 @@ struct SchedConfig {
     int row_tiles;   // most row tiles of one request: ceil(max_draft * heads / rows)
     int c0;          // fixed cost of a piece, in tiles
     int min_span;    // smallest span, in tiles
-    int dim_halves;  // 1: a short launch runs every piece on two CTAs (dim_half)
 };
 
 // Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
@@ -113,17 +112,6 @@ __host__ __device__ __forceinline__ int schedule_cta(int host_cta)
 #else
     return host_cta;
 #endif
-}
-
-// Which half of the value dims CTA g writes: -1, all of them; 0 or 1 when the launch is short
-// enough (every span min_span long on half of the grid) and the kernel allows it
-// (SchedConfig::dim_halves). Then CTAs 2s and 2s + 1 both take span s, compute the same scores
-// and sums, and write the first / second half of the value dims of each piece's result (half 0
-// also the row statistics and the plan): an SM writes about 50 GB/s whatever the pattern
-// (results/h200/NOTES.md), so a one-tile piece's 147 KB partial took 3 µs on one SM.
-__host__ __device__ __forceinline__ int dim_half(const SchedConfig &c, int total, int g)
-{
-    return c.dim_halves && total <= c.grid / 2 * c.min_span ? g % 2 : -1;
 }
 
 // A piece: the tiles [tile_lo, tile_hi) of unit (b, rt), and where its result goes.
@@ -270,8 +258,7 @@ template <int kKeys, int kThreads> struct Schedule {
                                    int host_cta = 0)
     {
         span = max((total + c.grid - 1) / c.grid, c.min_span);
-        const int g = schedule_cta(host_cta);
-        begin = (dim_half(c, total, g) < 0 ? g : g / 2) * span; // a grid's odd last CTA: past total
+        begin = schedule_cta(host_cta) * span;
         end = min(begin + span, total);
         if (begin >= end)
             return false;
@@ -292,9 +279,9 @@ template <int kKeys, int kThreads> struct Schedule {
     }
 
     // The next non-empty piece of this CTA, or false when its span is done.
-    __host__ __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc)
+    __host__ __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc, int host_cta = 0)
     {
-        const int cta = begin / span; // this CTA's span (the CTA itself unless dim_half pairs them)
+        const int cta = schedule_cta(host_cta);
         for (;;) {
             while (rt >= req.row_tiles) { // requests without draft tokens have no units
                 if (++b >= p.batch)

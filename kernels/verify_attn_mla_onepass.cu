@@ -599,7 +599,6 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.row_tiles = tiles;
     c.c0 = kC0;
     c.min_span = kMinSpan;
-    c.dim_halves = 0; // its write paths take every value dim
     return c;
 }
 

@@ -143,8 +143,7 @@ struct Smem {
     static constexpr int moved = corr + 2 * kRows * 4;           // [2][2] int: a warpgroup's rows moved
     static constexpr int red = moved + 16;                       // [2][4 warps][40] cross-warp reductions
     static constexpr int mrow = red + 2 * 4 * 40 * 4;            // [72] int64: each row's mask row, from mask0
-    static constexpr int half = mrow + kRows * 8;                // int: the value dims this CTA writes (dim_half)
-    static constexpr int bytes = half + 16;
+    static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
 static_assert(Smem::alloc <= 227 * 1024, "sm_90's 227 KB per block");
@@ -649,13 +648,6 @@ struct Consumer {
         named_barrier(kBarConsumers, 256);
     }
 
-    // Whether this warpgroup writes its value dims (256·wg ..), and the row statistics of its
-    // rows (and the plan): in a launch that runs each piece on two CTAs (dim_half), CTA half h
-    // writes warpgroup h's dims, and half 0 the statistics.
-    __device__ int half() const { return *reinterpret_cast<const int *>(sm + Smem::half); }
-    __device__ bool writes_dims() const { return half() < 0 || half() == wg; }
-    __device__ bool writes_stats() const { return half() <= 0; }
-
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes); lse of this warpgroup's rows.
     __device__ void write_output()
     {
@@ -663,7 +655,7 @@ struct Consumer {
         const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
         const int nrows = ps.nrows;
 #pragma unroll
-        for (int j = 0; j < kRows / 8 && writes_dims(); j++) { // warpgroup-uniform
+        for (int j = 0; j < kRows / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
             const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
             uint16_t *dst = ps.o_row(p, 8 * j + g);
@@ -673,7 +665,7 @@ struct Consumer {
                               o[i][4 * j + 3], ia, ib);
         }
         const int n = rb + threadIdx.x % 128;
-        if (p.lse && writes_stats() && threadIdx.x % 128 < 8 * nj && n < nrows)
+        if (p.lse && threadIdx.x % 128 < 8 * nj && n < nrows)
             p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
     }
 
@@ -685,13 +677,13 @@ struct Consumer {
         const int nrows = ps.nrows, slot = ps.pc.slot;
         float *acc = w.acc + (size_t)slot * kRows * kDv;
 #pragma unroll
-        for (int j = 0; j < kRows / 8 && writes_dims(); j++) // warpgroup-uniform
+        for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, 256 * wg + 64 * i + 16 * warp + g, o[i][4 * j],
                                     o[i][4 * j + 1], o[i][4 * j + 2], o[i][4 * j + 3]);
         const int n = rb + threadIdx.x % 128;
-        if (writes_stats() && threadIdx.x % 128 < 8 * nj && n < nrows)
+        if (threadIdx.x % 128 < 8 * nj && n < nrows)
             w.ml[(size_t)slot * kRows + n] = make_float2(rm[n], rsum[n]);
     }
 };
@@ -710,7 +702,7 @@ __device__ void consume(const vb_verify_params &p, const SchedConfig &c, unsigne
             cs.write_output();
         else
             cs.write_partial(w);
-        if (ps.pc.plan_owner && cs.writes_stats() && wg == 0 && threadIdx.x % 128 == 0)
+        if (ps.pc.plan_owner && wg == 0 && threadIdx.x % 128 == 0)
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
         named_barrier(kBarConsumers, 256); // rsum and ps are rewritten for the next piece
     }
@@ -738,7 +730,6 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
         mbar_init(bar.qempty(), 8);
         mbar_init(bar.pfree(), 8);
         mbar_init_fence();
-        *reinterpret_cast<int *>(sm + Smem::half) = dim_half(c, total, (int)blockIdx.x);
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
@@ -764,7 +755,6 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.row_tiles = rows > 0 ? (int)((rows + kRows - 1) / kRows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
-    c.dim_halves = 1;
     return c;
 }
 

@@ -8,7 +8,7 @@
 #include "prng.h"
 #include "testing/schedule_check.h"
 
-static const vb_sched_config kWgmma = {64, 72, 3, 1, 132, 1}, kWgmmaSingle = {64, 72, 3, 1, 132, 0};
+static const vb_sched_config kWgmma = {64, 72, 3, 1, 132};
 
 static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, const vb_sched_config *cfg, int bug,
                          long *pieces, long *cut, char *why, size_t n)
@@ -33,14 +33,13 @@ static void test_shipped_shapes(void)
         CHECK_MSG(rc == 0, "bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
         CHECK(pieces >= shapes[i].batch);
     }
-    /* One 200k-token request is spread over (nearly) every CTA; one 1-token request is one piece
-     * (on two CTAs, each writing half of the value dims: test_dim_halves). */
+    /* One 200k-token request is spread over (nearly) every CTA; one 1-token request is one piece. */
     char why[256] = "";
     long pieces = 0, cut = 0;
     CHECK(check_uniform(1, 200000, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
     CHECK_MSG(pieces > 100 && cut == 1, "bs 1 x 200k: %ld pieces, %ld cut units", pieces, cut);
     CHECK(check_uniform(1, 1, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
-    CHECK_MSG(pieces == 2 && cut == 0, "bs 1 x 1: %ld pieces, %ld cut units", pieces, cut);
+    CHECK_MSG(pieces == 1 && cut == 0, "bs 1 x 1: %ld pieces, %ld cut units", pieces, cut);
 }
 
 static void test_random_batches(void)
@@ -58,10 +57,10 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma (short launches on CTA pairs, or not) */
-            cfg = (vb_sched_config){64, 72, 3, 1, 132, (int)vb_prng_range(&rng, 0, 1)};
+        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma */
+            cfg = (vb_sched_config){64, 72, 3, 1, 132};
         else /* mla_onepass: 32-key tiles, 8 to 72 rows a unit */
-            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132, 0};
+            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132};
         cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
         if (vb_prng_range(&rng, 0, 7) == 0)
             cfg.min_span = (int)vb_prng_range(&rng, 2, 8);
@@ -80,31 +79,6 @@ static void test_random_batches(void)
               cases, with_cut, with_direct);
 }
 
-/* Short launches run every piece on two CTAs (each writing half of the value dims): bs 1 x 512's
- * 9 pieces (12 positions, 66 spans' room) twice over; bs 8 x 4096 (544 positions) as before. */
-static void test_dim_halves(void)
-{
-    char why[256] = "";
-    long pieces = 0, cut = 0, pieces_one = 0;
-    const vb_sched_config one = kWgmmaSingle;
-    CHECK(check_uniform(1, 512, 9, 8, &one, VB_SCHED_NO_BUG, &pieces_one, &cut, why, sizeof why) == 0);
-    CHECK_MSG(check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(pieces == 2 * pieces_one && pieces_one == 9 && cut == 1, "bs 1 x 512: %ld pieces (%ld on single CTAs)",
-              pieces, pieces_one);
-    CHECK(check_uniform(8, 4096, 9, 8, &one, VB_SCHED_NO_BUG, &pieces_one, &cut, why, sizeof why) == 0);
-    CHECK(check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
-    CHECK_MSG(pieces == pieces_one, "bs 8 x 4096: %ld pieces against %ld", pieces, pieces_one);
-    /* An odd grid: bs 1 x 1 is 4 positions, room for 4 spans on 9 CTAs; the last CTA has no twin
-     * and no span, and the tile's span (after c0's 3) runs on CTAs 6 and 7. */
-    vb_sched_config odd = kWgmma;
-    odd.grid = 9;
-    CHECK_MSG(check_uniform(1, 1, 9, 8, &odd, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(pieces == 2, "grid 9, bs 1 x 1: %ld pieces", pieces);
-    /* A dropped piece of either half is caught. */
-    const int rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
-    CHECK_MSG(rc == 1, "a dropped piece with halves: rc %d, %s", rc, why);
-}
-
 static void test_planted_bugs(void)
 {
     char why[256] = "";
@@ -114,10 +88,8 @@ static void test_planted_bugs(void)
     CHECK_MSG(cut == 1 && pieces > 1, "bs 1 x 512: %ld pieces, %ld cut", pieces, cut);
     int rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && (strstr(why, "tile") || strstr(why, "pieces")), "a dropped piece: rc %d, %s", rc, why);
-    rc = check_uniform(1, 512, 9, 8, &kWgmmaSingle, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
-    CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot: rc %d, %s", rc, why);
     rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
-    CHECK_MSG(rc == 1 && strstr(why, "twin"), "a slot differing between the halves: rc %d, %s", rc, why);
+    CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot: rc %d, %s", rc, why);
     rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1, "a dropped piece at bs 8 x 4096: rc %d, %s", rc, why);
     /* The combine skipping one cut row: a row of few pieces (bs 1 x 512), of up to 32 (bs 8 x
@@ -153,7 +125,6 @@ int main(void)
 {
     test_shipped_shapes();
     test_random_batches();
-    test_dim_halves();
     test_planted_bugs();
     test_refusals();
     TEST_MAIN_END();

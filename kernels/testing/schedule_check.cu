@@ -16,7 +16,6 @@ using namespace vb;
 
 struct Walked {
     int cta;
-    int half; // dim_half: -1, or the half of the value dims this CTA writes
     Piece pc;
 };
 
@@ -39,8 +38,8 @@ std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
         if (!s.start(p, c, pos.data(), pos[p.batch], g))
             continue;
         Piece pc;
-        while (s.next(p, c, pc))
-            out.push_back({g, dim_half(c, pos[p.batch], g), pc});
+        while (s.next(p, c, pc, g))
+            out.push_back({g, pc});
     }
     return out;
 }
@@ -51,50 +50,26 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
           char *why, size_t n)
 {
     const size_t units = (size_t)p.batch * c.row_tiles;
-    std::vector<std::vector<const Walked *>> of_unit(units), second_half(units);
-    bool halves = false;
+    std::vector<std::vector<const Walked *>> of_unit(units);
     for (const Walked &w : pieces) {
         if (w.pc.tile_hi <= w.pc.tile_lo)
             return fail(why, n, 1, "CTA %ld walked an empty piece of request %ld (row tile %ld)", w.cta, w.pc.b,
                         w.pc.rt);
-        halves |= w.half >= 0;
-        (w.half == 1 ? second_half : of_unit)[(size_t)w.pc.b * c.row_tiles + w.pc.rt].push_back(&w);
-    }
-    // A launch that runs its pieces on two CTAs each (dim_half): every piece of half 0 has its twin
-    // in half 1 on the next CTA (the same tiles, slot and plan), and no piece is on a CTA of half -1.
-    // The checks below then hold for half 0, whose CTAs alone write the plans.
-    const auto by_tile = [](const Walked *x, const Walked *y) { return x->pc.tile_lo < y->pc.tile_lo; };
-    for (size_t u = 0; u < units; u++) {
-        std::vector<const Walked *> &a = of_unit[u], &b = second_half[u];
-        std::sort(a.begin(), a.end(), by_tile);
-        std::sort(b.begin(), b.end(), by_tile);
-        if (!halves)
-            continue;
-        const long req = (long)(u / c.row_tiles), rt = (long)(u % c.row_tiles);
-        if (a.size() != b.size())
-            return fail(why, n, 1, "request %ld row tile %ld: %ld pieces in value-dim half 0, another count in half 1",
-                        req, rt, (long)a.size());
-        for (size_t k = 0; k < a.size(); k++) {
-            const Piece &x = a[k]->pc, &y = b[k]->pc;
-            if (a[k]->half != 0 || a[k]->cta + 1 != b[k]->cta || x.tile_lo != y.tile_lo || x.tile_hi != y.tile_hi ||
-                x.slot != y.slot || x.direct != y.direct || x.plan.pieces != y.plan.pieces ||
-                x.plan.slot0 != y.plan.slot0)
-                return fail(why, n, 1, "request %ld row tile %ld: piece %ld of value-dim half 1 is not its twin's", req,
-                            rt, (long)k);
-        }
+        of_unit[(size_t)w.pc.b * c.row_tiles + w.pc.rt].push_back(&w);
     }
     std::vector<bool> slot_taken((size_t)2 * c.grid, false);
     long cut = 0;
     for (int b = 0; b < p.batch; b++) {
         const Request r = load_request<kKeys>(p, c, b);
         for (int rt = 0; rt < c.row_tiles; rt++) {
-            std::vector<const Walked *> &u = of_unit[(size_t)b * c.row_tiles + rt]; // sorted by tile above
+            std::vector<const Walked *> &u = of_unit[(size_t)b * c.row_tiles + rt];
             if (rt >= r.row_tiles) {
                 if (!u.empty())
                     return fail(why, n, 1, "request %ld has no row tile %ld, but %ld pieces of it were walked", b, rt,
                                 (long)u.size());
                 continue;
             }
+            std::sort(u.begin(), u.end(), [](const Walked *x, const Walked *y) { return x->pc.tile_lo < y->pc.tile_lo; });
             int next_tile = 0;
             for (size_t k = 0; k < u.size(); k++) {
                 const Piece &pc = u[k]->pc;
@@ -140,7 +115,7 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
 {
     std::vector<PlanEntry> plans((size_t)p.batch * c.row_tiles, PlanEntry{1 << 20, 0});
     for (const Walked &w : pieces)
-        if (w.pc.plan_owner && w.half <= 0) // as the kernels write them
+        if (w.pc.plan_owner)
             plans[(size_t)w.pc.b * c.row_tiles + w.pc.rt] = w.pc.plan;
     const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
     std::vector<int> merged((size_t)items, 0); // [unit row][slice]
@@ -223,7 +198,6 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     p.kv_indptr_width = p.qo_indptr_width = p.mask_indptr_width = VB_I64;
     SchedConfig c;
     c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
-    c.dim_halves = cfg->dim_halves;
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
     switch (cfg->keys_per_tile) {
     case 64:

@@ -19,7 +19,6 @@ typedef struct {
     int c0;
     int min_span;
     int grid;
-    int dim_halves; /* SchedConfig::dim_halves: short launches run each piece on two CTAs */
 } vb_sched_config;
 
 /* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
@@ -33,9 +32,7 @@ enum { VB_SCHED_NO_BUG = 0, VB_SCHED_BUG_DROP_PIECE = 1, VB_SCHED_BUG_SHARED_SLO
  * (piece k at piece_slot(plan, k)), below 2 * grid and all distinct; then that the combine's
  * items (combine_item over the plans the walk recorded, stale entries for the units not in the
  * batch) merge every row of every cut unit exactly once in each d_v slice and touch no other
- * row (VB_SCHED_BUG_COMBINE_ROW drops the items of one cut row). When a launch runs its pieces
- * on two CTAs each (cfg->dim_halves), the checks hold for value-dim half 0 and every piece of
- * half 1 is the twin of one of half 0 (the same tiles, slot and plan, on the next CTA). Returns 0 when all hold,
+ * row (VB_SCHED_BUG_COMBINE_ROW drops the items of one cut row). Returns 0 when all hold,
  * else 1 with the first violation in why; 2 (with why) for a configuration it cannot walk.
  * pieces_out, when not NULL, receives the number of pieces walked; cut_out the cut units. */
 int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
