@@ -1,8 +1,7 @@
 // The sm_80+ instructions the tensor-core kernels are built from, one wrapper each: cp.async
 // (also with an L2 cache policy), ldmatrix, movmatrix, bf16 mma.sync m16n8k16, named barriers,
-// L2 prefetches and the SFU's ex2. Shared-memory
-// operands are 32-bit shared addresses (smem_u32), so a kernel can compute swizzled addresses
-// once.
+// L2 prefetches and the SFU's ex2. Shared-memory operands are 32-bit shared addresses
+// (smem_u32), so a kernel can compute swizzled addresses once.
 #pragma once
 
 #include <cstdint>

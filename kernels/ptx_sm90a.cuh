@@ -22,15 +22,23 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar)
 }
 
 // Waits until the phase of the given parity has completed. A fresh barrier is in phase 0, so
-// waiting on parity 1 returns at once: producers start there on "empty" barriers.
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+// waiting on parity 1 returns at once: producers start there on "empty" barriers. kCluster:
+// acquire at cluster scope, for a barrier that other CTAs of the cluster arrive on.
+template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
 {
     unsigned done;
     do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
+        if constexpr (kCluster)
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                         "selp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+        else
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
     } while (!done);
 }
 

@@ -167,18 +167,6 @@ __device__ __forceinline__ void remote_arrive(unsigned cluster_bar)
 {
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
-// mbar_wait with cluster scope: the arrivals come from the other CTA.
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity)
-{
-    unsigned done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
 // bytes from this CTA's shared memory to another CTA's (dst and bar: shared::cluster addresses).
 __device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
 {
@@ -217,7 +205,7 @@ __global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const
         if (t < t1) { // this CTA's half of tile t into stage t % S
             const int s = (int)(t % S);
             const unsigned k = (unsigned)((t - t0) / S), stage = base + s * kTileBytes;
-            mbar_wait_cluster(smem_u32(&freed[s]), (k & 1) ^ 1);
+            mbar_wait<true>(smem_u32(&freed[s]), (k & 1) ^ 1); // the other CTA arrives on it
 #pragma unroll
             for (int g = 0; g < 2; g++) { // warp w: keys 32·rank + 8w + 4g + lane / 8
                 const int key = 32 * (int)rank + 8 * w + 4 * g + lane / 8, ch = lane % 8;
@@ -256,6 +244,18 @@ __global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const
         sink[0] = 1;
 }
 
+// A launch configuration of grid CTAs of `threads` threads and `smem` bytes of dynamic shared
+// memory in clusters of n (attr: storage for its one attribute).
+cudaLaunchConfig_t cluster_config(int n, int grid, int threads, int smem, cudaLaunchAttribute &attr)
+{
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = n, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    return cfg;
+}
+
 // Clusters of n CTAs of mla_wgmma's shape (384 threads, 228,584 B of dynamic shared memory) that
 // fit on the GPU at once; 0 when the query fails.
 __global__ void __launch_bounds__(384, 1) wgmma_shaped() {}
@@ -265,11 +265,8 @@ int clusters_that_fit(int n)
     if (cudaFuncSetAttribute(wgmma_shaped, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess ||
         (n > 8 && cudaFuncSetAttribute(wgmma_shaped, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess))
         return (void)cudaGetLastError(), 0;
-    cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = n, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(n), cfg.blockDim = dim3(384), cfg.dynamicSmemBytes = kSmem, cfg.attrs = &attr, cfg.numAttrs = 1;
+    const cudaLaunchConfig_t cfg = cluster_config(n, n, 384, kSmem, attr);
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, wgmma_shaped, &cfg) != cudaSuccess)
         return (void)cudaGetLastError(), 0;
@@ -325,12 +322,8 @@ template <int S> float cluster_ms(int sms, const char *pool, const int *slots, i
 {
     tool.check(cudaFuncSetAttribute(gather_cluster<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, S * kTileBytes),
                "cudaFuncSetAttribute");
-    cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(sms / 2 * 2), cfg.blockDim = dim3(128), cfg.dynamicSmemBytes = S * kTileBytes;
-    cfg.attrs = &attr, cfg.numAttrs = 1;
+    const cudaLaunchConfig_t cfg = cluster_config(2, sms / 2 * 2, 128, S * kTileBytes, attr);
     return median_ms([&] { tool.check(cudaLaunchKernelEx(&cfg, gather_cluster<S>, pool, slots, tiles, sink), "cudaLaunchKernelEx"); });
 }
 
