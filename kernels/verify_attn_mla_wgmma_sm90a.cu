@@ -85,18 +85,14 @@ __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1)
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
 constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
-constexpr int kThreads = 3 * 128;               // producer + two consumer warpgroups
-// setmaxnreg moves registers between the warpgroups of a CTA: the consumers' increase is served
-// only by what the producer releases out of the registers the CTA was launched with (ptxas's
-// count under __launch_bounds__(kThreads, 1): 168 a thread, 64,512 in all), so 128 · producer
-// + 256 · consumer must fit in that, or the consumers wait forever. unsupported() checks it
-// against the built kernel. 40 / 232: the consumers hold Oᵀ (144), a whole Sᵀ chain (36) and
-// the row sums; at 56 / 224 ptxas spilled the row sums inside the tile loop. At 40 / 232 it
-// spills 56 bytes (84 of reloads): two reloads a tile in the tile loop's common path, the rest in
-// a masked tile's mask loads and per-piece code (results/resources.md). The smaller producer
-// costs about 0.5 µs at one-tile launches (bs 1 × 1, bs 1 × 512: the two-n40 Sᵀ at 40 / 232
-// against 56 / 224, results/h200/NOTES.md).
-constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr int kThreads = 4 * 128;               // producer, scorer, two value warpgroups
+// setmaxnreg moves registers between the warpgroups of a CTA: an increase is served only by
+// what the others release out of the registers the CTA was launched with (ptxas's count under
+// __launch_bounds__(kThreads, 1): 128 a thread, 65,536 in all), so 128 · (producer + scorer) +
+// 256 · value must fit in that, or the value warpgroups wait forever. unsupported() checks it
+// against the built kernel. The value warpgroups hold Oᵀ (144 accumulators); the scorer a whole
+// Sᵀ chain (36) and its rows' sums and softmax.
+constexpr int kProducerRegs = 40, kScorerRegs = 120, kValueRegs = 176;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
 #ifndef VB_WGMMA_FENCE_COPIES
@@ -109,45 +105,29 @@ constexpr bool kFenceCopies = VB_WGMMA_FENCE_COPIES != 0;
 // 55.9 µs, bs 32 × 4k 120 → 116, bs 1 × 4096 40.6 → 37.8; no change at bs 1 × 512, bs 1 × 200k.
 constexpr int kC0 = 3, kMinSpan = 1;
 
-// Barrier ids (0 is __syncthreads): both consumer warpgroups; each consumer warpgroup; the
-// producer warpgroup; the consumers' max vote.
-constexpr int kBarConsumers = 1, kBarWg = 2, kBarProducer = 4, kBarVote = 5;
-
-// Consumer warpgroup k owns the softmax of rows [k·kSplitRow, ...) (40 and 32 of them) and Oᵀ dims
-// [256k, 256k + 256). After the exchange its scores sit where a n40 MMA from row k·kMmaRow would
-// put them (the second warpgroup's first n8 tile unused), so the softmax indexes both alike.
-constexpr int kSplitRow = 40, kMmaRow = kRows - kSplitRow;
-// Sᵀ is split by k-steps: consumer 0 (wg) takes ring positions 0-4 (the rope block and value
-// blocks 0-3), consumer 1 positions 5-8, each one m64n72 chain for all 72 rows, so K is read once
-// (each warpgroup its own code path: no named barrier inside, so synccheck has nothing to pair).
-// The partial sums meet through shared memory: consumer 0 sends rows 40-71 (16 floats a thread)
-// into the tile's rope slot, which only its own MMAs read; consumer 1 sends rows 0-39 (20 a
-// thread) into the Pᵀ buffer and the kilobyte after it.
-constexpr int kScoreSplit = 5;
-// Floats a thread sends: consumer 1 the MMA's rows 0-39 (s[0 .. 19]), consumer 0 rows 40-71
-// (s[20 .. 35]), which consumer 1 keeps kMmaRow / 2 places lower, where its softmax reads them.
-constexpr int kSendTo0 = kSplitRow / 2, kSendTo1 = (kRows - kSplitRow) / 2;
-constexpr int kXchBytes = 128 * kSendTo0 * 4;
-static_assert(kXchBytes >= kQBlockBytes && 128 * kSendTo1 * 4 <= kBlockBytes, "the exchange's two buffers");
+// Barrier ids (0 is __syncthreads): the scorer; each value warpgroup; the producer; the scorer
+// and both value warpgroups (a piece's end).
+constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4, kBarPiece = 5;
+constexpr int kPieceThreads = 3 * 128;
 
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ; before it is written,
-                                                                 // consumer 1's partial scores for consumer 0
-    static constexpr int kv = p + kXchBytes;                     // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree
-    static constexpr int rm = bars + (2 * kRing + 3) * 8;        // [72] reference max of each row
+    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes;                  // [kRing][64 keys][128 B]
+    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree, pready
+    static constexpr int rm = bars + (2 * kRing + 4) * 8;        // [72] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
-    static constexpr int moved = corr + 2 * kRows * 4;           // [2][2] int: a warpgroup's rows moved
-    static constexpr int red = moved + 16;                       // [2][4 warps][40] cross-warp reductions
-    static constexpr int mrow = red + 2 * 4 * 40 * 4;            // [72] int64: each row's mask row, from mask0
+    static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
+    static constexpr int red = moved + 16;                       // [4 warps][72] cross-warp reductions
+    static constexpr int mrow = red + 4 * kRows * 4;             // [72] int64: each row's mask row, from mask0
     static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
 static_assert(Smem::alloc <= 227 * 1024, "sm_90's 227 KB per block");
 static_assert(Smem::p % 1024 == 0 && Smem::kv % 1024 == 0, "swizzle atoms are 1024-byte aligned");
+static_assert(Smem::mrow % 8 == 0, "int64 mask rows");
 
 using Sched = Schedule<kKeys, kThreads>;
 
@@ -162,7 +142,8 @@ struct Barriers {
     __device__ unsigned empty(int s) const { return base + 8 * (kRing + s); }
     __device__ unsigned qfull() const { return base + 8 * (2 * kRing); }
     __device__ unsigned qempty() const { return base + 8 * (2 * kRing + 1); }
-    __device__ unsigned pfree() const { return base + 8 * (2 * kRing + 2); } // both Oᵀ done with Pᵀ
+    __device__ unsigned pfree() const { return base + 8 * (2 * kRing + 2); }  // both Oᵀ done with Pᵀ
+    __device__ unsigned pready() const { return base + 8 * (2 * kRing + 3); } // Pᵀ and its rescale published
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
@@ -267,63 +248,62 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
     }
 }
 
-// ---- consumer warpgroups ---------------------------------------------------------------------
+// ---- scorer and value warpgroups --------------------------------------------------------------
 
-// One code path for both consumer warpgroups (they differ only in the rows and value dims they
-// own, run-time values), so that they meet at the same barrier instructions: compute-
-// sanitizer's synccheck reports threads reaching one named barrier from two instructions.
-struct Consumer {
-    static constexpr int kN8 = kSplitRow / 8; // Sᵀ row tiles of the MMA (5; the second warpgroup owns the last 4)
-
+// What the scorer and the value warpgroups share: the ring and the thread's place in its warpgroup.
+struct Worker {
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
     const Barriers bar;
-    const int wg, rb, nj, mb, j0, warp, lane, g, t; // wg 0/1; rb its first row, nj its n8 row tiles;
-                                                    // mb the MMA's first row, j0 its first owned n8 tile
+    const int warp, lane, g, t;
 
-    float o[4][kRows / 2]; // Oᵀ: dims 256·wg + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
-    float l[kN8][2];       // this thread's share of the sums of rows mb + 8j + 2t + e, j0 <= j
-    float s[kRows / 2];    // Sᵀ, keys 16·warp + g (+8): the MMA's rows 8j + 2t (+1); after the
-                           // exchange s[4j..] holds this warpgroup's rows mb + 8j + 2t (+1), j0 <= j < kN8
-
-    __device__ Consumer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int wg_)
-        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, wg(wg_), rb(wg_ * kSplitRow),
-          nj(wg_ ? (kRows - kSplitRow) / 8 : kSplitRow / 8), mb(wg_ * kMmaRow), j0(kN8 - nj),
-          warp((threadIdx.x / kWarp) % 4), lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
+    __device__ Worker(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_)
+        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, warp((threadIdx.x / kWarp) % 4),
+          lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
     }
 
-    // f(j, e) for each owned Sᵀ row mb + 8j + 2t + e this thread holds (j0 <= j), unrolled.
+    __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
+    // Arrives on the empty barriers of ring positions pos(0 .. n-1) of the tile starting at blk,
+    // one lane each, so that one instruction arrives on all of them: lane 0 arriving on each in
+    // turn took about 300 clocks a tile for 5 blocks (results/h200/NOTES.md).
+    template <class F> __device__ void release(uint32_t blk, int n, F pos) const
+    {
+        if (lane < n)
+            mbar_arrive(bar.empty((blk + pos(lane)) % kRing));
+    }
+};
+
+// The scorer: Sᵀ = K·Qᵀ for all 72 rows, one m64n72 chain over the tile's 9 k-blocks (K read
+// from shared memory once), then the online softmax of every row, and Pᵀ into shared memory for
+// the value warpgroups. It runs a tile ahead of them: Sᵀ(t+1) and its softmax while they run
+// Oᵀ(t).
+struct Scorer : Worker {
+    float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
+    float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
+
+    __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : Worker(p_, sm_, ps_) {}
+
+    // f(j, e) for each row 8j + 2t + e this thread holds, unrolled.
     template <class F> __device__ __forceinline__ void for_rows(F f) const
     {
 #pragma unroll
-        for (int j = 0; j < kN8; j++)
+        for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++)
-                if (j >= j0)
-                    f(j, e);
+                f(j, e);
     }
 
     // A value reduced over the 8 lanes of one t (the keys 16·warp + g of a row), then stored
-    // for the cross-warp step: red[warp][row]. Every lane returns the warp's result.
+    // for the cross-warp step: red[warp][row].
     template <class Op> __device__ __forceinline__ void to_red(float *red, int n, float v, Op op) const
     {
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 4));
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 8));
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 16));
         if (g == 0)
-            red[warp * 40 + n] = v;
-    }
-
-    __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
-    // Releases blocks block_of(0 .. n-1) of the tile starting at ring position blk, one lane
-    // each, so that one instruction arrives on all of them: lane 0 arriving on each in turn
-    // took about 300 clocks a tile for the 5 blocks released after Sᵀ (results/h200/NOTES.md).
-    template <class F> __device__ void release(uint32_t blk, int n, F block_of) const
-    {
-        if (lane < n)
-            mbar_arrive(bar.empty((blk + pos_of(block_of(lane))) % kRing));
+            red[warp * kRows + n] = v;
     }
 
     // Waits for ring positions [from, to) of the tile starting at blk. No proxy fence between
@@ -332,11 +312,8 @@ struct Consumer {
     // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
     // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
     // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
-    // back, after each k-block's wait. Without it, the k-blocks' MMAs go out one block at a time
-    // as they land; with it (a MEMBAR.ALL.CTA in the SASS, which holds back the MMAs already
-    // issued) the waits had been grouped, 4% faster at bs 8 × 91k than a fence per k-block and
-    // 0.4-3% slower than no fence (results/h200/NOTES.md, 2026-12-01; the option's per-block
-    // form is not timed). Pᵀ, written by stmatrix, keeps its fence.
+    // back. The value warpgroups read only blocks the scorer has waited for and released after
+    // its own MMAs, so they wait on nothing but Pᵀ.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
@@ -346,102 +323,31 @@ struct Consumer {
         wgmma_fence();
     }
 
-    // Sᵀ's MMAs over ring positions [From, To) of the tile starting at blk; the chain starts
-    // at position B0 (its first k-step overwrites the accumulators).
-    template <int B0, int From, int To> __device__ void score_blocks(uint32_t blk, unsigned q)
+    // Sᵀ of the tile starting at ring position blk: each k-block's MMAs as soon as its copies
+    // have landed, committed once.
+    template <int B> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
     {
-#pragma unroll
-        for (int b = From; b < To; b++) {
-            const unsigned a = kv_block(blk + b);
+        if constexpr (B < kBlocks) {
+            await_blocks(blk, B, B + 1);
+            const unsigned a = kv_block(blk + B);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
-                const uint64_t db = sw128_desc(q + block_at(b) * kQBlockBytes + 32 * ks, 16, 1024);
-                wgmma_m64n72k16(s, da, db, (b > B0) | ks);
+                const uint64_t db = sw128_desc(q + block_at(B) * kQBlockBytes + 32 * ks, 16, 1024);
+                wgmma_m64n72k16(s, da, db, B > 0 || ks > 0);
             }
+            score_each<B + 1>(blk, q);
         }
     }
-
-    // Each k-block's MMAs as soon as its copies have landed (in the SASS each block's MMAs end
-    // their own wgmma group; the tile loop waits for all of them at once).
-    template <int B0, int B, int B1> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
-    {
-        if constexpr (B < B1) {
-            await_blocks(blk, B, B + 1);
-            score_blocks<B0, B, B + 1>(blk, q);
-            score_each<B0, B + 1, B1>(blk, q);
-        }
-    }
-
-    // Sᵀ of the tile starting at ring position blk, committed once.
     __device__ void issue_scores(uint32_t blk)
     {
         unsigned q = smem_u32(sm + Smem::q);
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        if (wg == 0)
-            score_each<0, 0, kScoreSplit>(blk, q);
-        else
-            score_each<kScoreSplit, kScoreSplit, kBlocks>(blk, q);
+        score_each<0>(blk, q);
         wgmma_commit();
     }
 
-    // Oᵀ += Vᵀ·Pᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks: two groups,
-    // the first block's alone, so that its ring slot can be released before the rest is done.
-    __device__ void issue_values(uint32_t blk)
-    {
-        const unsigned pt = smem_u32(sm + Smem::p);
-        wgmma_fence();
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const unsigned a = kv_block(blk + pos_of(4 * wg + i));
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++)
-                wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
-                                   sw128_desc(pt + 32 * ks, 16, 1024), 1);
-            if (i == 0 || i == 3)
-                wgmma_commit();
-        }
-    }
-
     __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
-
-    // The two warpgroups' partial Sᵀ summed for the rows each owns (see kScoreSplit). Thread x of
-    // one warpgroup holds the same (key, row) places as thread x of the other, so each sends its
-    // partials for the other's rows as float4s indexed by x. Consumer 1 (wg == 1) writes into the
-    // Pᵀ buffer, so it first waits until both warpgroups' Oᵀ MMAs of the previous tile are done.
-    __device__ void exchange_scores(uint32_t blk, uint32_t tiles)
-    {
-        const int x = threadIdx.x % 128;
-        float4 *to_wg1 = reinterpret_cast<float4 *>(sm + Smem::kv + (blk % kRing) * kBlockBytes); // the rope slot
-        float4 *to_wg0 = reinterpret_cast<float4 *>(sm + Smem::p);
-        constexpr int own1 = kSendTo0, down = kMmaRow / 2; // consumer 1's rows: s[own1 ..] to s[own1 - down ..]
-        if (wg == 0) {
-#pragma unroll
-            for (int i = 0; i < kSendTo1; i += 4)
-                to_wg1[32 * i + x] = make_float4(s[own1 + i], s[own1 + i + 1], s[own1 + i + 2], s[own1 + i + 3]);
-        } else {
-            mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
-#pragma unroll
-            for (int i = 0; i < kSendTo0; i += 4)
-                to_wg0[32 * i + x] = make_float4(s[i], s[i + 1], s[i + 2], s[i + 3]);
-        }
-        named_barrier(kBarConsumers, 256);
-        if (wg == 0) {
-#pragma unroll
-            for (int i = 0; i < kSendTo0; i += 4) {
-                const float4 v = to_wg0[32 * i + x];
-                s[i] += v.x, s[i + 1] += v.y, s[i + 2] += v.z, s[i + 3] += v.w;
-            }
-        } else {
-#pragma unroll
-            for (int i = own1; i < own1 + kSendTo1; i += 4) {
-                const float4 v = to_wg1[32 * (i - own1) + x];
-                s[i - down] = s[i] + v.x, s[i + 1 - down] = s[i + 1] + v.y;
-                s[i + 2 - down] = s[i + 2] + v.z, s[i + 3 - down] = s[i + 3] + v.w;
-            }
-        }
-        __syncwarp(); // every lane's reads of the rope slot before its release
-    }
 
     // Scores to the log2 domain, hidden keys to -inf. Every mask byte the thread needs is
     // loaded before any is used, so a masked tile pays one memory latency, not one per byte.
@@ -451,7 +357,7 @@ struct Consumer {
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys, P = ps.rq.P;
         const bool mask = !p.prefix_visible || k0 + kKeys > P;
 #pragma unroll
-        for (int i = 0; i < kN8 * 4; i++)
+        for (int i = 0; i < kRows / 2; i++)
             s[i] *= scale;
         if (!mask && k0 + kKeys <= keys)
             return;
@@ -461,9 +367,9 @@ struct Consumer {
         for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h; two rounds of loads bound the registers
             const int64_t key = k0 + 16 * warp + g + 8 * h;
             const bool in = key < keys, read = in && mask && (key >= P || !p.prefix_visible);
-            uint8_t vis[kN8][2];
+            uint8_t vis[kRows / 8][2];
             for_rows([&](int j, int e) {
-                vis[j][e] = read ? __ldg(mk + mrow[mb + 8 * j + 2 * t + e] + key) : (uint8_t)in;
+                vis[j][e] = read ? __ldg(mk + mrow[8 * j + 2 * t + e] + key) : (uint8_t)in;
             });
             for_rows([&](int j, int e) {
                 if (!vis[j][e])
@@ -472,56 +378,50 @@ struct Consumer {
         }
     }
 
-    // Online softmax of this warpgroup's rows over the tile (lazy max), Pᵀ into shared memory
-    // once both warpgroups' Oᵀ MMAs of the previous tile are done with it. buf: the parity of
-    // the tile, which picks the buffer of the rescale factors; tiles: tiles done before it.
+    // Online softmax of every row over the tile (lazy max), Pᵀ into shared memory once both
+    // value warpgroups' Oᵀ MMAs of the previous tile are done with it, then published with the
+    // tile's rescale factors. buf: the parity of the tile, which picks the buffer of the
+    // rescale factors; tiles: tiles done before it.
     __device__ void softmax(int buf, uint32_t tiles)
     {
         float *rm = reinterpret_cast<float *>(sm + Smem::rm);
         float *corr = reinterpret_cast<float *>(sm + Smem::corr) + buf * kRows;
-        float *red = reinterpret_cast<float *>(sm + Smem::red) + wg * 4 * 40;
-        int *moved = reinterpret_cast<int *>(sm + Smem::moved) + 2 * buf;
-        float m[kN8][2];
+        float *red = reinterpret_cast<float *>(sm + Smem::red);
+        int *moved = reinterpret_cast<int *>(sm + Smem::moved) + buf;
+        float m[kRows / 8][2];
         bool up = false;
         for_rows([&](int j, int e) {
-            m[j][e] = rm[mb + 8 * j + 2 * t + e];
+            m[j][e] = rm[8 * j + 2 * t + e];
             up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
         });
-        // One vote for both warpgroups (also: every thread has read rm), so that they take the
-        // rescale path, and its barrier, together: compute-sanitizer's racecheck reported a
-        // hazard on corr when one warpgroup passed more barriers than the other.
-        const bool rescale = barrier_or(kBarVote, 256, up);
-        if (rescale)
+        // The vote is also the barrier that orders every thread's read of rm before its write.
+        const bool rescale = barrier_or(kBarScorer, 128, up);
+        if (rescale) {
             for_rows([&](int j, int e) {
                 to_red(red, 8 * j + 2 * t + e, fmaxf(s[4 * j + e], s[4 * j + 2 + e]),
                        [](float a, float b) { return fmaxf(a, b); });
             });
-        // red is read across warps only when rescaling; passing its barrier only then was 0.5-1.2%
-        // faster at the long and tree shapes than every tile (results/h200/NOTES.md, 2026-12-01).
-        if (rescale) {
-            named_barrier(kBarWg + wg, 128);
+            named_barrier(kBarScorer, 128);
             for_rows([&](int j, int e) {
                 const int n = 8 * j + 2 * t + e;
-                const float mx = fmaxf(fmaxf(red[n], red[40 + n]), fmaxf(red[80 + n], red[120 + n]));
+                const float mx = fmaxf(fmaxf(red[n], red[kRows + n]), fmaxf(red[2 * kRows + n], red[3 * kRows + n]));
                 const float mnew = fmaxf(m[j][e], mx);
                 const float c = mnew == m[j][e] ? 1.f : exp2_ftz(m[j][e] - mnew); // 0 when m was -inf
                 l[j][e] *= c;
                 m[j][e] = mnew;
                 if (warp == 0 && g == 0) {
-                    rm[mb + n] = mnew;
-                    corr[mb + n] = c;
+                    rm[n] = mnew;
+                    corr[n] = c;
                 }
             });
         }
         if (threadIdx.x % 128 == 0)
-            moved[wg] = rescale;
+            *moved = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
         const unsigned pt = smem_u32(sm + Smem::p);
-        unsigned pk[kN8][2];
+        unsigned pk[kRows / 8][2];
 #pragma unroll
-        for (int j = 0; j < kN8; j++) {
-            if (j < j0)
-                continue;
+        for (int j = 0; j < kRows / 8; j++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
@@ -534,31 +434,122 @@ struct Consumer {
         }
         mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
         // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
-        // mb + 8j .. +7, one n8 tile a stmatrix (the owned tiles start at j0, known at run time,
-        // and pairing them would index pk at run time). Lane l addresses row l % 8 of matrix l / 8.
+        // 8j .. +7. Lane l addresses row l % 8 of matrix l / 8.
         const int r8 = lane % 8, h = (lane / 8) % 2;
 #pragma unroll
-        for (int j = 0; j < kN8; j++) {
-            if (j < j0) // warp-uniform
-                continue;
-            const unsigned addr = pt + (mb + 8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8);
-            stsm_x2_t(addr, pk[j][0], pk[j][1]);
+        for (int j = 0; j < kRows / 8; j++)
+            stsm_x2_t(pt + (8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8), pk[j][0], pk[j][1]);
+        fence_proxy_async(); // Pᵀ (stmatrix) before the value warpgroups' wgmma reads
+        mbar_arrive(bar.pready());
+    }
+
+    // The piece's tiles. blk: ring position of its first block; tiles: tiles done before it,
+    // both carried across pieces.
+    __device__ void run_tiles(uint32_t &blk, uint32_t &tiles, uint32_t pieces)
+    {
+        // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the wgmma loop
+        // as non-divergent and does not serialise it.
+        const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
+        mbar_wait(bar.qfull(), pieces & 1);
+        for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
+            issue_scores(blk);
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < kRows / 2; i++)
+                fence_operand(s[i]);
+            if (tile == hi - 1 && lane == 0)
+                mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
+            // The scorer's share of every position's release; the rope (position 0), which no
+            // value warpgroup reads, takes both shares from it.
+            release(blk, kBlocks + 1, [](int i) { return i % kBlocks; });
+            scale_and_mask(tile);
+            softmax(tiles & 1, tiles);
         }
     }
 
-    // Oᵀ *= the tile's rescale factors, for the rows of a warpgroup whose rows moved (the
-    // factors of the other's rows are stale then).
+    __device__ void begin_piece()
+    {
+        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
+        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem::mrow);
+        const int tid = threadIdx.x % 128;
+        if (tid < kRows) {
+            rm[tid] = -CUDART_INF_F;
+            mrow[tid] = row_token(tid) * ps.keys;
+        }
+#pragma unroll
+        for (int j = 0; j < kRows / 8; j++)
+            l[j][0] = l[j][1] = 0.f;
+        named_barrier(kBarScorer, 128);
+    }
+
+    // Row sums of the piece into rsum.
+    __device__ void finish_sums()
+    {
+        float *red = reinterpret_cast<float *>(sm + Smem::red);
+        float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
+        for_rows([&](int j, int e) {
+            to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
+        });
+        named_barrier(kBarScorer, 128);
+        const int n = threadIdx.x % 128;
+        if (n < kRows)
+            rsum[n] = red[n] + red[kRows + n] + red[2 * kRows + n] + red[3 * kRows + n];
+    }
+
+    // After the piece's barrier: the rows' lse (an uncut unit) or (max, sum) (a cut one).
+    __device__ void write_stats(const SchedWorkspace &w)
+    {
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
+        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
+        const int n = threadIdx.x % 128;
+        if (n >= ps.nrows)
+            return;
+        if (ps.pc.direct) {
+            if (p.lse)
+                p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
+        } else {
+            w.ml[(size_t)ps.pc.slot * kRows + n] = make_float2(rm[n], rsum[n]);
+        }
+    }
+};
+
+// A value warpgroup: Oᵀ += Vᵀ·Pᵀ for value dims [256·k, 256·k + 256) of all 72 rows (4 × 36
+// fp32 accumulators a thread), a tile behind the scorer.
+struct Valuer : Worker {
+    const int k;
+    float o[4][kRows / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
+
+    __device__ Valuer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int k_)
+        : Worker(p_, sm_, ps_), k(k_)
+    {
+    }
+
+    // Oᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks: two groups, the first
+    // block's alone, so that its ring slot can be released before the rest is done.
+    __device__ void issue_values(uint32_t blk)
+    {
+        const unsigned pt = smem_u32(sm + Smem::p);
+        wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const unsigned a = kv_block(blk + pos_of(4 * k + i));
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++)
+                wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
+                                   sw128_desc(pt + 32 * ks, 16, 1024), 1);
+            if (i == 0 || i == 3)
+                wgmma_commit();
+        }
+    }
+
+    // Oᵀ *= the tile's rescale factors when the scorer moved any row's reference max.
     __device__ void rescale_values(int buf)
     {
-        const int *moved = reinterpret_cast<const int *>(sm + Smem::moved) + 2 * buf;
-        const bool mv0 = moved[0], mv1 = moved[1];
-        if (!(mv0 | mv1))
+        if (!reinterpret_cast<const int *>(sm + Smem::moved)[buf])
             return;
         const float *corr = reinterpret_cast<const float *>(sm + Smem::corr) + buf * kRows;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
-            if (!(j < kSplitRow / 8 ? mv0 : mv1))
-                continue;
             const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
@@ -568,92 +559,40 @@ struct Consumer {
         }
     }
 
-    // The piece's tiles. blk: ring position of its first block; tiles: tiles done before it
-    // (their parity picks the buffer of rescale factors), both carried across pieces.
-    __device__ void run_tiles(uint32_t &blk, uint32_t &tiles, uint32_t pieces)
+    __device__ void run_tiles(uint32_t &blk, uint32_t &tiles)
     {
-        // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the wgmma loop
-        // as non-divergent and does not serialise it.
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
-        mbar_wait(bar.qfull(), pieces & 1);
-        issue_scores(blk);
         for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
-            const int buf = tiles & 1;
-            wgmma_wait<0>();
-#pragma unroll
-            for (int i = 0; i < kRows / 2; i++)
-                fence_operand(s[i]);
-            if (tile == hi - 1 && lane == 0)
-                mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
-            exchange_scores(blk, tiles);
-            // The blocks Oᵀ of this warpgroup does not read: the other's value dims and the rope.
-            release(blk, 5, [&](int i) { return i < 4 ? 4 * (1 - wg) + i : kBlocks - 1; });
-            scale_and_mask(tile);
-            softmax(buf, tiles);
-            fence_proxy_async(); // Pᵀ (stmatrix) before the wgmma reads of both warpgroups
-            named_barrier(kBarConsumers, 256);
-            rescale_values(buf);
+            mbar_wait(bar.pready(), tiles & 1);
+            rescale_values(tiles & 1);
             issue_values(blk);
             wgmma_wait<1>(); // Oᵀ's first value block is done
-            release(blk, 1, [&](int) { return 4 * wg; });
+            release(blk, 1, [&](int) { return pos_of(4 * k); });
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int x = 0; x < kRows / 2; x++)
                     fence_operand(o[i][x]);
-            release(blk, 3, [&](int i) { return 4 * wg + 1 + i; });
-            if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 consumer warps arrive
+            release(blk, 3, [&](int i) { return pos_of(4 * k + 1 + i); });
+            if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 value warps arrive
                 mbar_arrive(bar.pfree());
-            if (tile + 1 < hi)
-                issue_scores(blk + kBlocks);
         }
-        wgmma_wait<0>(); // nothing is in flight here (pieces are never empty), but ptxas cannot know
     }
 
     __device__ void begin_piece()
     {
-        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
-        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem::mrow);
-        const int tid = threadIdx.x % 128;
-        if (tid < 8 * nj) {
-            rm[rb + tid] = -CUDART_INF_F;
-            mrow[rb + tid] = row_token(rb + tid) * ps.keys;
-        }
 #pragma unroll
         for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int x = 0; x < kRows / 2; x++)
                 o[i][x] = 0.f;
-#pragma unroll
-        for (int j = 0; j < kN8; j++)
-            l[j][0] = l[j][1] = 0.f;
-        named_barrier(kBarWg + wg, 128);
     }
 
-    // Row sums of the piece (this warpgroup's rows) into rsum; afterwards both warpgroups'
-    // are there.
-    __device__ void finish_sums()
-    {
-        float *red = reinterpret_cast<float *>(sm + Smem::red) + wg * 4 * 40;
-        float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
-        for_rows([&](int j, int e) {
-            to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
-        });
-        named_barrier(kBarWg + wg, 128);
-        const int tid = threadIdx.x % 128;
-        const int n = 8 * j0 + tid; // red is indexed by the MMA's row
-        if (tid < 8 * nj)
-            rsum[rb + tid] = red[n] + red[40 + n] + red[80 + n] + red[120 + n];
-        named_barrier(kBarConsumers, 256);
-    }
-
-    // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes); lse of this warpgroup's rows.
+    // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes).
     __device__ void write_output()
     {
         const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
-        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
-        const int nrows = ps.nrows;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
@@ -661,50 +600,58 @@ struct Consumer {
             uint16_t *dst = ps.o_row(p, 8 * j + g);
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                store_o_m16n8(dst, 256 * wg + 64 * i + 16 * warp, o[i][4 * j], o[i][4 * j + 1], o[i][4 * j + 2],
+                store_o_m16n8(dst, 256 * k + 64 * i + 16 * warp, o[i][4 * j], o[i][4 * j + 1], o[i][4 * j + 2],
                               o[i][4 * j + 3], ia, ib);
         }
-        const int n = rb + threadIdx.x % 128;
-        if (p.lse && threadIdx.x % 128 < 8 * nj && n < nrows)
-            p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
     }
 
-    // A cut unit: the unnormalised Oᵀ and this warpgroup's row stats into the partial slot.
+    // A cut unit: the unnormalised Oᵀ into the partial slot.
     __device__ void write_partial(const SchedWorkspace &w)
     {
-        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
-        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
-        const int nrows = ps.nrows, slot = ps.pc.slot;
-        float *acc = w.acc + (size_t)slot * kRows * kDv;
+        const int nrows = ps.nrows;
+        float *acc = w.acc + (size_t)ps.pc.slot * kRows * kDv;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, 256 * wg + 64 * i + 16 * warp + g, o[i][4 * j],
+                store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, 256 * k + 64 * i + 16 * warp + g, o[i][4 * j],
                                     o[i][4 * j + 1], o[i][4 * j + 2], o[i][4 * j + 3]);
-        const int n = rb + threadIdx.x % 128;
-        if (threadIdx.x % 128 < 8 * nj && n < nrows)
-            w.ml[(size_t)slot * kRows + n] = make_float2(rm[n], rsum[n]);
     }
 };
 
-__device__ void consume(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
-                        PieceState &ps, bool going, int wg, void *ws)
+__device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+                      PieceState &ps, bool going, void *ws)
 {
-    Consumer cs(p, sm, ps, wg);
+    Scorer sc(p, sm, ps);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
-    while (next_piece(p, c, sched, ps, going, kBarWg + wg)) {
-        cs.begin_piece();
-        cs.run_tiles(blk, tiles, pieces++);
-        cs.finish_sums();
-        if (ps.pc.direct)
-            cs.write_output();
-        else
-            cs.write_partial(w);
-        if (ps.pc.plan_owner && wg == 0 && threadIdx.x % 128 == 0)
+    while (next_piece(p, c, sched, ps, going, kBarScorer)) {
+        sc.begin_piece();
+        sc.run_tiles(blk, tiles, pieces++);
+        sc.finish_sums();
+        named_barrier(kBarPiece, kPieceThreads); // rsum and rm final for the value warpgroups
+        sc.write_stats(w);
+        if (ps.pc.plan_owner && threadIdx.x % 128 == 0)
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
-        named_barrier(kBarConsumers, 256); // rsum and ps are rewritten for the next piece
+        named_barrier(kBarPiece, kPieceThreads); // rsum and rm are rewritten for the next piece
+    }
+}
+
+__device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+                      PieceState &ps, bool going, int k, void *ws)
+{
+    Valuer va(p, sm, ps, k);
+    const SchedWorkspace w(ws, c, p.batch, kDv);
+    uint32_t blk = 0, tiles = 0;
+    while (next_piece(p, c, sched, ps, going, kBarValue + k)) {
+        va.begin_piece();
+        va.run_tiles(blk, tiles);
+        named_barrier(kBarPiece, kPieceThreads);
+        if (ps.pc.direct)
+            va.write_output();
+        else
+            va.write_partial(w);
+        named_barrier(kBarPiece, kPieceThreads);
     }
 }
 
@@ -713,8 +660,8 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
-    __shared__ Sched sched[3];
-    __shared__ PieceState ps[3];
+    __shared__ Sched sched[4];
+    __shared__ PieceState ps[4];
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
     const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(sm + Smem::kv));
     bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
@@ -724,20 +671,24 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
         const Barriers bar{smem_u32(sm + Smem::bars)};
         for (int s = 0; s < kRing; s++) {
             mbar_init(bar.full(s), 128);
-            mbar_init(bar.empty(s), 8);
+            mbar_init(bar.empty(s), 8); // the scorer's 4 warps and the reading value warpgroup's 4
         }
         mbar_init(bar.qfull(), 128);
-        mbar_init(bar.qempty(), 8);
+        mbar_init(bar.qempty(), 4);
         mbar_init(bar.pfree(), 8);
+        mbar_init(bar.pready(), 128);
         mbar_init_fence();
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
         setmaxnreg_dec<kProducerRegs>();
         produce(p, c, sm, sched[0], ps[0], going);
+    } else if (wg == 1) {
+        setmaxnreg_dec<kScorerRegs>();
+        score(p, c, sm, sched[1], ps[1], going, ws);
     } else {
-        setmaxnreg_inc<kConsumerRegs>();
-        consume(p, c, sm, sched[wg], ps[wg], going, wg - 1, ws);
+        setmaxnreg_inc<kValueRegs>();
+        value(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
     }
 #else
     (void)p, (void)ws, (void)c;
@@ -779,9 +730,9 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
         return 1;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, wgmma_kernel) == cudaSuccess &&
-        128 * kProducerRegs + 256 * kConsumerRegs > kThreads * fa.numRegs) {
-        snprintf(why, n, "built with %d registers a thread: too few for the warpgroups' setmaxnreg split %d/%d",
-                 fa.numRegs, kProducerRegs, kConsumerRegs);
+        128 * (kProducerRegs + kScorerRegs) + 256 * kValueRegs > kThreads * fa.numRegs) {
+        snprintf(why, n, "built with %d registers a thread: too few for the warpgroups' setmaxnreg split %d/%d/%d",
+                 fa.numRegs, kProducerRegs, kScorerRegs, kValueRegs);
         return 1;
     }
     return 0;
