@@ -524,8 +524,8 @@ struct Valuer : Worker {
     {
     }
 
-    // Oᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks: two groups, the first
-    // block's alone, so that its ring slot can be released before the rest is done.
+    // Oᵀ over the tile's 64 keys for this warpgroup's 4 value-dim blocks, one group a block, so
+    // that each ring slot is released as soon as its MMAs are done.
     __device__ void issue_values(uint32_t blk)
     {
         const unsigned pt = smem_u32(sm + Smem::p);
@@ -537,8 +537,7 @@ struct Valuer : Worker {
             for (int ks = 0; ks < 4; ks++)
                 wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
                                    sw128_desc(pt + 32 * ks, 16, 1024), 1);
-            if (i == 0 || i == 3)
-                wgmma_commit();
+            wgmma_commit();
         }
     }
 
@@ -566,15 +565,19 @@ struct Valuer : Worker {
             mbar_wait(bar.pready(), tiles & 1);
             rescale_values(tiles & 1);
             issue_values(blk);
-            wgmma_wait<1>(); // Oᵀ's first value block is done
+            wgmma_wait<3>();
             release(blk, 1, [&](int) { return pos_of(4 * k); });
+            wgmma_wait<2>();
+            release(blk, 1, [&](int) { return pos_of(4 * k + 1); });
+            wgmma_wait<1>();
+            release(blk, 1, [&](int) { return pos_of(4 * k + 2); });
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int x = 0; x < kRows / 2; x++)
                     fence_operand(o[i][x]);
-            release(blk, 3, [&](int i) { return pos_of(4 * k + 1 + i); });
+            release(blk, 1, [&](int) { return pos_of(4 * k + 3); });
             if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 value warps arrive
                 mbar_arrive(bar.pfree());
         }
