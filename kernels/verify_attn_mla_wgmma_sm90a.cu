@@ -92,7 +92,7 @@ constexpr int kThreads = 4 * 128;               // producer, scorer, two value w
 // 256 · value must fit in that, or the value warpgroups wait forever. unsupported() checks it
 // against the built kernel. The value warpgroups hold Oᵀ (144 accumulators); the scorer a whole
 // Sᵀ chain (36) and its rows' sums and softmax.
-constexpr int kProducerRegs = 40, kScorerRegs = 120, kValueRegs = 176;
+constexpr int kProducerRegs = 40, kScorerRegs = 112, kValueRegs = 176;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
 #ifndef VB_WGMMA_FENCE_COPIES
