@@ -105,18 +105,19 @@ constexpr bool kFenceCopies = VB_WGMMA_FENCE_COPIES != 0;
 // 55.9 µs, bs 32 × 4k 120 → 116, bs 1 × 4096 40.6 → 37.8; no change at bs 1 × 512, bs 1 × 200k.
 constexpr int kC0 = 3, kMinSpan = 1;
 
-// Barrier ids (0 is __syncthreads): the scorer; each value warpgroup; the producer; the scorer
-// and both value warpgroups (a piece's end).
-constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4, kBarPiece = 5;
-constexpr int kPieceThreads = 3 * 128;
+// Barrier ids (0 is __syncthreads): the scorer; each value warpgroup; the producer. Between
+// warpgroups only mbarriers: compute-sanitizer's synccheck reports a named barrier that the
+// warpgroups reach from different instructions.
+constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 
 // Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
 struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
     static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ
     static constexpr int kv = p + kQBlockBytes;                  // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree, pready
-    static constexpr int rm = bars + (2 * kRing + 4) * 8;        // [72] reference max of each row
+    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
+                                                                 // pready, sums, written
+    static constexpr int rm = bars + (2 * kRing + 6) * 8;        // [72] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
@@ -144,6 +145,8 @@ struct Barriers {
     __device__ unsigned qempty() const { return base + 8 * (2 * kRing + 1); }
     __device__ unsigned pfree() const { return base + 8 * (2 * kRing + 2); }  // both Oᵀ done with Pᵀ
     __device__ unsigned pready() const { return base + 8 * (2 * kRing + 3); } // Pᵀ and its rescale published
+    __device__ unsigned sums() const { return base + 8 * (2 * kRing + 4); }   // the piece's row sums in rsum
+    __device__ unsigned written() const { return base + 8 * (2 * kRing + 5); } // the value warpgroups done with rsum
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
@@ -482,18 +485,22 @@ struct Scorer : Worker {
         named_barrier(kBarScorer, 128);
     }
 
-    // Row sums of the piece into rsum.
-    __device__ void finish_sums()
+    // Row sums of the piece into rsum, once the value warpgroups have written the previous
+    // piece's rows with it; then published to them. pieces: pieces done before this one.
+    __device__ void finish_sums(uint32_t pieces)
     {
         float *red = reinterpret_cast<float *>(sm + Smem::red);
         float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
+        named_barrier(kBarScorer, 128); // every warp's reads of red in the last softmax are done
         for_rows([&](int j, int e) {
             to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
         });
         named_barrier(kBarScorer, 128);
+        mbar_wait(bar.written(), (pieces & 1) ^ 1);
         const int n = threadIdx.x % 128;
         if (n < kRows)
             rsum[n] = red[n] + red[kRows + n] + red[2 * kRows + n] + red[3 * kRows + n];
+        mbar_arrive(bar.sums());
     }
 
     // After the piece's barrier: the rows' lse (an uncut unit) or (max, sum) (a cut one).
@@ -630,13 +637,12 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
     uint32_t blk = 0, tiles = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarScorer)) {
         sc.begin_piece();
-        sc.run_tiles(blk, tiles, pieces++);
-        sc.finish_sums();
-        named_barrier(kBarPiece, kPieceThreads); // rsum and rm final for the value warpgroups
+        sc.run_tiles(blk, tiles, pieces);
+        sc.finish_sums(pieces++);
         sc.write_stats(w);
         if (ps.pc.plan_owner && threadIdx.x % 128 == 0)
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
-        named_barrier(kBarPiece, kPieceThreads); // rsum and rm are rewritten for the next piece
+        named_barrier(kBarScorer, 128); // ps is rewritten by the next walk step
     }
 }
 
@@ -645,16 +651,19 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 {
     Valuer va(p, sm, ps, k);
     const SchedWorkspace w(ws, c, p.batch, kDv);
-    uint32_t blk = 0, tiles = 0;
+    uint32_t blk = 0, tiles = 0, pieces = 0;
     while (next_piece(p, c, sched, ps, going, kBarValue + k)) {
         va.begin_piece();
         va.run_tiles(blk, tiles);
-        named_barrier(kBarPiece, kPieceThreads);
+        mbar_wait(va.bar.sums(), pieces++ & 1);
         if (ps.pc.direct)
             va.write_output();
         else
             va.write_partial(w);
-        named_barrier(kBarPiece, kPieceThreads);
+        __syncwarp();
+        if (va.lane == 0)
+            mbar_arrive(va.bar.written());
+        named_barrier(kBarValue + k, 128); // ps is rewritten by the next walk step
     }
 }
 
@@ -680,6 +689,8 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
         mbar_init(bar.qempty(), 4);
         mbar_init(bar.pfree(), 8);
         mbar_init(bar.pready(), 128);
+        mbar_init(bar.sums(), 128);
+        mbar_init(bar.written(), 8);
         mbar_init_fence();
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
