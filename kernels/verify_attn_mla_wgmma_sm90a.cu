@@ -1,8 +1,9 @@
 // mla_wgmma: the Hopper verify kernel. Same work split as mla_onepass (one CTA holds every
 // row of a request against a slice of its KV; mla_schedule.cuh cuts the batch on the device
-// and merges cut units), but built on warpgroup MMAs (wgmma, sm_90a), a producer warpgroup
-// that gathers KV rows while the MMAs run, and 220 KB of shared memory. Built for sm_90a
-// only (meson.build); the registry reports it unsupported on any other GPU.
+// and merges cut units), but built on warpgroup MMAs (wgmma, sm_90a), four warpgroups with
+// one job each (a producer that gathers KV rows, a scorer, two value warpgroups) and 222 KB of
+// shared memory. Built for sm_90a only (meson.build); the registry reports it unsupported on
+// any other GPU.
 //
 // Layout (72 rows = 9 draft tokens × 8 heads; a unit is up to 72 rows of a request):
 // - Keys on the MMA's M side, rows on N, as in mla_onepass: Sᵀ = K·Qᵀ (M = 64 keys of a tile,
@@ -18,39 +19,44 @@
 // - Warpgroup 0 produces: each warp copies 16 key rows of every tile, 4 rows a cp.async
 //   instruction (8 lanes a row, one 16-byte chunk each, swizzled; see produce() for why 4);
 //   every ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
-//   an "empty" one (one arrival per consumer warp). A page-size-1 row is 1152 contiguous
-//   bytes whose 16-byte chunks land at swizzled addresses, so bulk copies (which move
-//   contiguous bytes) cannot fill this layout.
-// - Warpgroups 1 and 2 consume. Sᵀ is split by k-steps: warpgroup 1 runs one m64n72 chain over
-//   the rope block and value blocks 0-3, warpgroup 2 over blocks 4-7, so each K byte is read
-//   from shared memory once, not once per warpgroup (Sᵀ's tensor time a tile 1296 clocks
-//   instead of 1872; results/h200/wgmma_shapes.txt). The partial sums meet through shared
-//   memory (kScoreSplit), and then each warpgroup owns the softmax of its rows, 0-39 and 40-71
-//   (the keys of a row span its 4 warps). Oᵀ is split by value dims: warpgroup 1 holds dims
-//   0-255, warpgroup 2 dims 256-511, for all 72 rows (4 × 36 fp32 accumulators a thread).
-//   Both publish Pᵀ and each row's rescale factor, meet at one named barrier per tile, issue
-//   Oᵀ's MMAs, release the tile's blocks as those MMAs finish, and only then issue the next
-//   tile's Sᵀ (see the ring order for why not before).
+//   an "empty" one (8 arrivals: the scorer's 4 warps once it has read the block, and the 4 of
+//   the value warpgroup that reads it; the rope block, which no value warpgroup reads, gets
+//   both shares from the scorer). A page-size-1 row is 1152 contiguous bytes whose 16-byte
+//   chunks land at swizzled addresses, so bulk copies (which move contiguous bytes) cannot
+//   fill this layout.
+// - Warpgroup 1 scores: Sᵀ for all 72 rows as one m64n72 chain over the tile's 9 k-blocks (each
+//   K byte read from shared memory once: 1296 tensor clocks a tile, results/h200/wgmma_shapes.txt),
+//   then the online softmax of every row, and Pᵀ with each row's rescale factor published on an
+//   mbarrier. It then issues the next tile's Sᵀ at once, so that its MMAs share the tensor
+//   pipe with this tile's Oᵀ.
+// - Warpgroups 2 and 3 hold Oᵀ, value dims 0-255 and 256-511 of all 72 rows (4 × 36 fp32
+//   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved, issues
+//   its 16 MMAs as one wgmma group per value block and releases each block's slot as its group
+//   finishes. Before (results/h200/NOTES.md, 2026-12-01, ninth), two consumer warpgroups split
+//   Sᵀ by k-steps, exchanged partial scores through shared memory and each ran the softmax of
+//   its own rows, so that Sᵀ, the exchange, the softmax and Oᵀ ran one after another. A/B against
+//   that (10 target and tree records, three machine starts): geomean 0.985 for the first form,
+//   0.986 with the per-block releases (bs 8 × 91k 271.7 → 264.2 µs, bs 8 × 200k 544.4 → 529.6),
+//   0.994 with this register split (bs 8 × 91k 273.1 → 268.7, bs 8 × 200k 548.6 → 535.4; bs 1 ×
+//   200k and bs 8 × 4096 0.6-1.1% slower). The scorer is now the limit: its softmax on the
+//   chain costs 14% at bs 8 × 91k and 25% at eagle64 (a build without it).
 // - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
-//   only when a score passes it by 2^8; both consumer warpgroups vote at once with
-//   bar.red.or, and only then reduce maxima across their warps and rescale). Each thread
-//   keeps its share of its rows' sums, reduced once per piece.
+//   only when a score passes it by 2^8; the scorer's warps vote with bar.red.or, and only then
+//   reduce maxima across warps and rescale). Each thread keeps its share of the rows' sums,
+//   reduced once per piece.
 // - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
-//   position q - 7 (16 slots). A warpgroup releases the blocks it does not read in Oᵀ as soon
-//   as the scores are exchanged (the rope block holds warpgroup 1's partials until then), the
-//   first block of its own value dims once that block's Oᵀ MMAs are done, and the rest after
-//   all its Oᵀ MMAs. The next tile's Sᵀ is issued after that: issuing its first 7 k-blocks
-//   behind Oᵀ (so that the tensor cores had queued work) made the release of tile t wait until
-//   those blocks of tile t+1 had landed, and the producer, short of slots, then waited for the
-//   consumers and they for its copies (results/h200/NOTES.md, 2026-12-01: 12% slower at bs 8 ×
-//   91k; queued again on the k-split, 5-8% slower, 2026-12-01, seventh).
+//   position q - 7 (16 slots). So tile t+1's first 7 positions are copied once Oᵀ(t-1) is done,
+//   which now runs beside Sᵀ(t) instead of before it: the copies' exposed latency grew (a build
+//   without copies: 18% faster at bs 8 × 91k, against 16% for the split consumers), and
+//   putting those positions in L2 earlier made the long shapes slower: per line a tile ahead,
+//   14-23% (bs 8 × 91k 272.0 → 324.1 µs); by bulk prefetch two tiles ahead, on the split
+//   consumers, 8-18% (results/h200/NOTES.md, 2026-12-01, ninth).
 // - The last two positions of a tile are copied only when the previous tile frees their slots,
-//   and with Sᵀ this short their copies' latency showed: the producer puts their lines in L2
-//   (prefetch.L2) when it starts the tile, about a tile before it copies them. A/B against the
-//   two-n40 Sᵀ without prefetches (results/h200/NOTES.md, 2026-12-01, sixth): bs 8 × 200k 568.9
-//   → 547.6 µs, eagle64 120.6 → 116.4, bs 8 × 91k 279.5 → 275.6; the k-split without them was
-//   mixed, and a 17th ring slot (timing only) gained 1-6% on top of it.
+//   and their copies' latency showed: the producer puts their lines in L2 (prefetch.L2) when it
+//   starts the tile, about a tile before it copies them. A/B when it came in (results/h200/
+//   NOTES.md, 2026-12-01, sixth): bs 8 × 200k 568.9 → 547.6 µs, eagle64 120.6 → 116.4, bs 8 ×
+//   91k 279.5 → 275.6.
 // - The KV copies carry an L2 evict-first policy (a unit reads each line once): without it the
 //   KV stream evicted the dirty partial lines written for the combine, and the main launch wrote
 //   19.3 MB to DRAM at bs 8 × 4096 (2.4 MB with it) and 24.1 MB at bs 8 × 23k (15.0 MB; Nsight
@@ -164,7 +170,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 
 // ---- producer warpgroup ----------------------------------------------------------------------
 
-// The piece's q into its buffer once the consumers are done with the previous piece's. Eight
+// The piece's q into its buffer once the scorer is done with the previous piece's. Eight
 // threads per row, one 16-byte chunk of each of its 9 k-blocks each: a warp copies 4 rows'
 // 128-byte lines whole, and a row's address (two divisions, 64-bit products) is worked out once
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
@@ -193,7 +199,7 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
 // before) gathered 1.6-1.8 TB/s from 0.8-1.8 GB pools, against 4.3-4.4 TB/s for 4, 2 or 1 rows
 // an instruction (results/h200/NOTES.md, the gather probe). Each thread looks up the slot of key
 // tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
-// tile (so the first KV bytes are in flight while the consumers still read the previous q);
+// tile (so the first KV bytes are in flight while the scorer still reads the previous q);
 // a CTA's first piece copies q first.
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
                         PieceState &ps, bool going)
@@ -223,7 +229,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 src[i] = reinterpret_cast<const char *>(p.kv_buffer + sl * p.stride_kv_slot) + 16 * ch;
             }
             // The tile's last two positions are copied only when the previous tile frees their
-            // slots (its rope block after the scores' exchange, its first value block after Oᵀ's
+            // slots (its rope block after the scorer's Sᵀ, its first value block after Oᵀ's
             // first group), about a tile from now: their lines go to L2 now, so that those copies
             // hit there.
             if (ch < 2)
