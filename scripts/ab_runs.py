@@ -1,35 +1,47 @@
 #!/usr/bin/env python3
-"""A/B timing of two verifybench builds on one machine: runs A, B, A, B, ... (ROUNDS times each)
+"""A/B timing of verifybench builds on one machine: runs A, B, A, B, ... (ROUNDS times each)
 with the same arguments, then prints one line per timed record that both builds measured: A's
 and B's time (the median over rounds of each run's hot median), B / A, and the range of each
 over the rounds; then the geometric mean of B / A per kernel and mode. Interleaving puts both
 builds under the same clocks, temperature and memory placement: on an H200 one build's
 long-context times moved by 0.2-3% between runs of a session and by 1-3% between machine
-starts, as much as many kernel changes.
+starts, as much as many kernel changes. More builds (C, D, ...) join the interleaving (A, B, C,
+A, B, C, ...) and each gets its own table against A, so that several variants cost one run of
+A per round, not one per variant.
 
 Correctness is checked in every run as always; the exit code is the worst of the runs' (1 when
 a check failed in either build, 4 on a CUDA error), and a record whose status differs between
 the builds is listed whatever its time.
 
-usage: scripts/ab_runs.py BIN_A BIN_B OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...
+usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...
   e.g. scripts/ab_runs.py old/build/verifybench build/verifybench ab --rounds 2 -- \\
        configs/context_lengths.json -f size=8 -k mla_wgmma -q --cold-l2 off
 (build the old revision beside the new one: git worktree add ../old REV && cd ../old &&
  scripts/bootstrap.sh). Writes OUTDIR/a_1.json, b_1.json, ... (each run's stdout beside it as
-.txt) and OUTDIR/ab.json (the table).
+.txt) and OUTDIR/ab.json (B's table and geometric means at the top level, every build's under
+"builds").
 """
 import argparse
 import json
 import math
 import os
 import statistics
+import string
 import subprocess
 import sys
 
+USAGE = "usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS..."
+MAX_BUILDS = 8
 
-def run_order(rounds):
-    """The runs, interleaved: ('a', 1), ('b', 1), ('a', 2), ..."""
-    return [(side, i) for i in range(1, rounds + 1) for side in ("a", "b")]
+
+def sides(builds):
+    """The builds' letters: 'a', 'b', ..."""
+    return list(string.ascii_lowercase[:builds])
+
+
+def run_order(rounds, builds=2):
+    """The runs, interleaved: ('a', 1), ('b', 1), ..., ('a', 2), ..."""
+    return [(side, i) for i in range(1, rounds + 1) for side in sides(builds)]
 
 
 def records(path, modes):
@@ -79,13 +91,13 @@ def geomeans(rows):
     return {k: (math.exp(sum(v) / len(v)), len(v)) for k, v in sorted(logs.items())}
 
 
-def format_geomeans(means):
-    return "geomean B / A: " + ", ".join(f"{k} {m} {g:.3f} ({n})" for (k, m), (g, n) in means.items()) if means else ""
+def format_geomeans(means, side="B"):
+    return f"geomean {side} / A: " + ", ".join(f"{k} {m} {g:.3f} ({n})" for (k, m), (g, n) in means.items()) if means else ""
 
 
-def format_rows(rows):
-    lines = [f"{'scenario':44s} {'variant':12s} {'kernel':12s} {'mode':5s} {'A us':>9s} {'B us':>9s} "
-             f"{'B/A':>6s}  A range, B range"]
+def format_rows(rows, side="B"):
+    lines = [f"{'scenario':44s} {'variant':12s} {'kernel':12s} {'mode':5s} {'A us':>9s} {side + ' us':>9s} "
+             f"{side + '/A':>6s}  A range, {side} range"]
     for r in rows:
         head = f"{r['scenario'][:44]:44s} {r['variant'][:12]:12s} {r['kernel'][:12]:12s} {r['mode']:5s}"
         if "ratio" in r:
@@ -94,38 +106,42 @@ def format_rows(rows):
         else:
             line = f"{head} {'':9s} {'':9s} {'':6s}"
         if r["status_a"] != r["status_b"]:
-            line += f"  status A {r['status_a']}, B {r['status_b']}"
+            line += f"  status A {r['status_a']}, {side} {r['status_b']}"
         lines.append(line)
     return "\n".join(lines)
 
 
 def main(argv):
     if "--" not in argv:
-        sys.exit("usage: scripts/ab_runs.py BIN_A BIN_B OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...")
+        sys.exit(USAGE)
     cut = argv.index("--")
-    ap = argparse.ArgumentParser(prog="ab_runs.py")
-    ap.add_argument("bin_a")
-    ap.add_argument("bin_b")
-    ap.add_argument("outdir")
+    ap = argparse.ArgumentParser(prog="ab_runs.py", usage=USAGE)
+    ap.add_argument("paths", nargs="+", help="the builds, then OUTDIR")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--mode", choices=("graph", "eager", "both"), default="graph")
     opt = ap.parse_args(argv[:cut])
     args = argv[cut + 1:]
+    if len(opt.paths) < 3:
+        sys.exit(USAGE)
+    bins, outdir = opt.paths[:-1], opt.paths[-1]
+    if len(bins) > MAX_BUILDS:
+        sys.exit(f"ab_runs.py: at most {MAX_BUILDS} builds, got {len(bins)}")
     if opt.rounds < 1:
         sys.exit("ab_runs.py: --rounds must be at least 1")
-    for b in (opt.bin_a, opt.bin_b):
+    for b in bins:
         if not os.access(b, os.X_OK):
             sys.exit(f"ab_runs.py: {b}: not an executable")
-    os.makedirs(opt.outdir, exist_ok=True)
+    os.makedirs(outdir, exist_ok=True)
     modes = ("graph", "eager") if opt.mode == "both" else (opt.mode,)
-    worst, runs = 0, {"a": [], "b": []}
-    for side, i in run_order(opt.rounds):
-        path = os.path.join(opt.outdir, f"{side}_{i}.json")
-        binary = opt.bin_a if side == "a" else opt.bin_b
+    binary_of = dict(zip(sides(len(bins)), bins))
+    worst, runs = 0, {side: [] for side in binary_of}
+    for side, i in run_order(opt.rounds, len(bins)):
+        path = os.path.join(outdir, f"{side}_{i}.json")
+        binary = binary_of[side]
         if os.path.exists(path):  # an earlier invocation's: never read it as this run's
             os.remove(path)
         print(f"ab_runs: {side.upper()} round {i}: {binary}", file=sys.stderr, flush=True)
-        with open(os.path.join(opt.outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
+        with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
             rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
         worst = max(worst, rc)
         if not os.path.exists(path):
@@ -134,15 +150,21 @@ def main(argv):
             runs[side].append(records(path, modes))
         except (ValueError, KeyError) as e:
             sys.exit(f"ab_runs.py: {path}: {e}")
-    rows = compare(runs["a"], runs["b"])
-    means = geomeans(rows)
-    with open(os.path.join(opt.outdir, "ab.json"), "w") as f:
-        json.dump({"a": opt.bin_a, "b": opt.bin_b, "rounds": opt.rounds, "args": args, "rows": rows,
-                   "geomeans": [{"kernel": k, "mode": m, "ratio": g, "records": c}
-                                for (k, m), (g, c) in means.items()]}, f, indent=1)
-    print(format_rows(rows))
-    if means:
-        print(format_geomeans(means))
+    builds = []
+    for side in list(binary_of)[1:]:
+        rows = compare(runs["a"], runs[side])
+        means = geomeans(rows)
+        builds.append({"side": side, "bin": binary_of[side], "rows": rows,
+                       "geomeans": [{"kernel": k, "mode": m, "ratio": g, "records": c}
+                                    for (k, m), (g, c) in means.items()]})
+        if len(bins) > 2:
+            print(f"{side.upper()}: {binary_of[side]} against A: {bins[0]}")
+        print(format_rows(rows, side.upper()))
+        if means:
+            print(format_geomeans(means, side.upper()))
+    with open(os.path.join(outdir, "ab.json"), "w") as f:
+        json.dump({"a": bins[0], "b": bins[1], "rounds": opt.rounds, "args": args, "rows": builds[0]["rows"],
+                   "geomeans": builds[0]["geomeans"], "builds": builds}, f, indent=1)
     return worst
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/ab_runs.py runs two builds interleaved and compares their records: checked with two
-stand-in "builds" (small scripts that log each call and write a results file), so no GPU is
-needed. Asserts the run order, the medians over rounds and B / A, that a record whose status
-differs is listed, and that the worst exit code is returned."""
+"""scripts/ab_runs.py runs builds interleaved and compares their records with the first's:
+checked with stand-in "builds" (small scripts that log each call and write a results file), so
+no GPU is needed. Asserts the run order, the medians over rounds and B / A, that a record whose
+status differs is listed, that the worst exit code is returned, and that a third build gets its
+own table against A from the same runs of A."""
 import importlib.util
 import json
 import os
@@ -21,8 +22,10 @@ with open(log, "a") as f:
     f.write(side + " " + " ".join(args[:args.index("--json")]) + "\n")
 n = int(os.path.basename(path).split("_")[1].split(".")[0])  # this build's round, from a_N.json
 # k1: A 100, 102 / B 90, 91 (B faster); k2: A 50 / B 55 (slower); k3 fails in B only.
+# C: k1 80, 82 (0.8 of A), k2 and k3 as A.
 times = {"a": {"k1": [100.0, 102.0], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
-         "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]}}[side]
+         "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]},
+         "c": {"k1": [80.0, 81.6], "k2": [50.0, 50.0], "k3": [10.0, 10.0]}}[side]
 recs = []
 for k, t in times.items():
     for mode in ("eager", "graph"):
@@ -38,7 +41,7 @@ sys.exit(1 if side == "b" else 0)
 with tempfile.TemporaryDirectory() as d:
     log = os.path.join(d, "calls.log")
     bins = {}
-    for side in ("a", "b"):
+    for side in ("a", "b", "c"):
         bins[side] = os.path.join(d, f"build_{side}")
         with open(bins[side], "w") as f:
             f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'fake.py')} {side} {log} \"$@\"\n")
@@ -74,6 +77,28 @@ with tempfile.TemporaryDirectory() as d:
     assert p.returncode != 0 and "not an executable" in p.stderr, p.stderr
     p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out], capture_output=True, text=True)
     assert p.returncode != 0 and "usage" in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, script, bins["a"], out, "--"], capture_output=True, text=True)
+    assert p.returncode != 0 and "usage" in p.stderr, p.stderr  # one build: nothing to compare
+    p = subprocess.run([sys.executable, script, *[bins["a"]] * 9, out, "--"], capture_output=True, text=True)
+    assert p.returncode != 0 and "at most 8 builds" in p.stderr, p.stderr
+    # Three builds: A, B, C interleaved; B's and C's tables each against the same runs of A.
+    os.remove(log)
+    out3 = os.path.join(d, "abc")
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], bins["c"], out3, "--rounds", "2", "--",
+                        "configs/x.json"], capture_output=True, text=True)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert [line.split()[0] for line in open(log)] == ["a", "b", "c", "a", "b", "c"]
+    ab3 = json.load(open(os.path.join(out3, "ab.json")))
+    assert [b["side"] for b in ab3["builds"]] == ["b", "c"] and ab3["builds"][1]["bin"] == bins["c"]
+    assert ab3["rows"] == ab3["builds"][0]["rows"]  # the top level stays B's table
+    crow = {r["kernel"]: r for r in ab3["builds"][1]["rows"]}
+    assert crow["k1"]["b_us"] == 80.8 and abs(crow["k1"]["ratio"] - 0.8) < 1e-12, crow["k1"]
+    assert crow["k3"]["status_b"] == "pass" and abs(crow["k3"]["ratio"] - 1.0) < 1e-12
+    assert f"C: {bins['c']} against A: {bins['a']}" in p.stdout, p.stdout
+    assert "geomean B / A: k1 graph 0.896 (1), k2 graph 1.100 (1)" in p.stdout, p.stdout
+    assert "geomean C / A: k1 graph 0.800 (1), k2 graph 1.000 (1), k3 graph 1.000 (1)" in p.stdout, p.stdout
+    assert " C us " in p.stdout and "C/A" in p.stdout, p.stdout
+    assert os.path.exists(os.path.join(out3, "c_2.json"))
 # The geometric mean over several records of a kernel: (0.5 * 2 * 1.0) ** (1/3) = 1, and modes apart.
 spec = importlib.util.spec_from_file_location("ab_runs", script)
 ab = importlib.util.module_from_spec(spec)
@@ -86,4 +111,4 @@ assert abs(means[("k", "graph")][0] - 1.0) < 1e-12 and means[("k", "graph")][1] 
 assert abs(means[("k", "eager")][0] - 0.72) < 1e-12 and means[("k", "eager")][1] == 2, means
 assert ab.format_geomeans(means) == "geomean B / A: k eager 0.720 (2), k graph 1.000 (3)", ab.format_geomeans(means)
 assert ab.format_geomeans({}) == ""
-print("ab_runs: interleaved A/B runs, medians over rounds, B / A, status changes, exit codes, geomeans")
+print("ab_runs: interleaved A/B(/C...) runs, medians over rounds, B / A, status changes, exit codes, geomeans")
