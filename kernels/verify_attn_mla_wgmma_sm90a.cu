@@ -512,7 +512,7 @@ struct Scorer : Worker {
         mbar_arrive(bar.sums());
     }
 
-    // After the piece's barrier: the rows' lse (an uncut unit) or (max, sum) (a cut one).
+    // After finish_sums: the rows' lse (an uncut unit) or (max, sum) (a cut one).
     __device__ void write_stats(const SchedWorkspace &w)
     {
         const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
@@ -574,6 +574,14 @@ struct Valuer : Worker {
         }
     }
 
+    // Once at most kLeft of the tile's 4 value-block groups are in flight, block i's slot is
+    // released.
+    template <int kLeft> __device__ __forceinline__ void release_when_done(uint32_t blk, int i) const
+    {
+        wgmma_wait<kLeft>();
+        release(blk, 1, [&](int) { return pos_of(4 * k + i); });
+    }
+
     __device__ void run_tiles(uint32_t &blk, uint32_t &tiles)
     {
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
@@ -581,12 +589,9 @@ struct Valuer : Worker {
             mbar_wait(bar.pready(), tiles & 1);
             rescale_values(tiles & 1);
             issue_values(blk);
-            wgmma_wait<3>();
-            release(blk, 1, [&](int) { return pos_of(4 * k); });
-            wgmma_wait<2>();
-            release(blk, 1, [&](int) { return pos_of(4 * k + 1); });
-            wgmma_wait<1>();
-            release(blk, 1, [&](int) { return pos_of(4 * k + 2); });
+            release_when_done<3>(blk, 0);
+            release_when_done<2>(blk, 1);
+            release_when_done<1>(blk, 2);
             wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < 4; i++)
