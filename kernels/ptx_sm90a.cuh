@@ -106,6 +106,10 @@ __device__ __forceinline__ uint64_t smem_desc(unsigned addr, unsigned lead_bytes
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lead_bytes >> 4) << 16 |
            (uint64_t)(stride_bytes >> 4) << 32 | (uint64_t)layout << 62;
 }
+// The descriptor of the operand `bytes` (a multiple of 16) further on: its start address field
+// holds the address >> 4 in 14 bits, which never carries while the operand stays inside the
+// 256 KB shared window, so a plain add moves it.
+__device__ __forceinline__ uint64_t desc_add(uint64_t desc, unsigned bytes) { return desc + (bytes >> 4); }
 // A 128-byte-swizzled operand: leading byte offset unused when K-major, the next 64 elements
 // along M/N when M/N-major; stride byte offset the next 8 rows (1024 B in every layout here).
 __device__ __forceinline__ uint64_t sw128_desc(unsigned addr, unsigned lead_bytes, unsigned stride_bytes)

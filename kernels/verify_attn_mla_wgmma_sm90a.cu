@@ -276,7 +276,6 @@ struct Worker {
     {
     }
 
-    __device__ unsigned kv_block(uint32_t blk) const { return smem_u32(sm + Smem::kv) + (blk % kRing) * kBlockBytes; }
     // Arrives on the empty barriers of ring positions pos(0 .. n-1) of the tile starting at blk,
     // one lane each, so that one instruction arrives on all of them: lane 0 arriving on each in
     // turn took about 300 clocks a tile for 5 blocks (results/h200/NOTES.md).
@@ -336,26 +335,26 @@ struct Scorer : Worker {
     }
 
     // Sᵀ of the tile starting at ring position blk: each k-block's MMAs as soon as its copies
-    // have landed, committed once.
-    template <int B> __device__ __forceinline__ void score_each(uint32_t blk, unsigned q)
+    // have landed, committed once. The descriptors are moved by adding to them (desc_add): built
+    // from addresses, each cost ptxas's uniform datapath 5-6 instructions, a quarter of the
+    // scorer's warp-state samples at bs 8 × 91k (results/h200/NOTES.md, 2026-12-01, ninth).
+    template <int B> __device__ __forceinline__ void score_each(uint32_t blk, uint64_t kv0, uint64_t q0)
     {
         if constexpr (B < kBlocks) {
             await_blocks(blk, B, B + 1);
-            const unsigned a = kv_block(blk + B);
+            const uint64_t da = desc_add(kv0, ((blk + B) % kRing) * kBlockBytes);
 #pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                const uint64_t da = sw128_desc(a + 32 * ks, 16, 1024);
-                const uint64_t db = sw128_desc(q + block_at(B) * kQBlockBytes + 32 * ks, 16, 1024);
-                wgmma_m64n72k16(s, da, db, B > 0 || ks > 0);
-            }
-            score_each<B + 1>(blk, q);
+            for (int ks = 0; ks < 4; ks++)
+                wgmma_m64n72k16(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes + 32 * ks),
+                                B > 0 || ks > 0);
+            score_each<B + 1>(blk, kv0, q0);
         }
     }
     __device__ void issue_scores(uint32_t blk)
     {
         unsigned q = smem_u32(sm + Smem::q);
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        score_each<0>(blk, q);
+        score_each<0>(blk, sw128_desc(smem_u32(sm + Smem::kv), 16, 1024), sw128_desc(q, 16, 1024));
         wgmma_commit();
     }
 
@@ -544,15 +543,15 @@ struct Valuer : Worker {
     // that each ring slot is released as soon as its MMAs are done.
     __device__ void issue_values(uint32_t blk)
     {
-        const unsigned pt = smem_u32(sm + Smem::p);
+        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem::kv), kBlockBytes, 1024);
+        const uint64_t p0 = sw128_desc(smem_u32(sm + Smem::p), 16, 1024);
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const unsigned a = kv_block(blk + pos_of(4 * k + i));
+            const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                wgmma_m64n72k16_ta(o[i], sw128_desc(a + 2048 * ks, kBlockBytes, 1024),
-                                   sw128_desc(pt + 32 * ks, 16, 1024), 1);
+                wgmma_m64n72k16_ta(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
             wgmma_commit();
         }
     }
