@@ -38,11 +38,18 @@
 
 #include "ptx_sm80.cuh"
 #include "ptx_sm90a.cuh"
+#include "cluster_sm90a.cuh"
 #include "hopper_tool.cuh"
 
 namespace {
 
 using namespace vb;
+using vbtool::cluster_config;
+using vbtool::cluster_rank;
+using vbtool::cluster_sync;
+using vbtool::expect_tx;
+using vbtool::map_to;
+using vbtool::remote_arrive;
 
 constexpr int kRowBytes = 1152, kKeys = 64, kTileBytes = kKeys * kRowBytes;
 
@@ -101,11 +108,6 @@ __global__ void __launch_bounds__(128, 1) gather_cp_async(const char *pool, cons
         sink[0] = 1;
 }
 
-__device__ __forceinline__ void expect_tx(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
 __device__ __forceinline__ void bulk_copy(unsigned dst, const void *src, unsigned bytes, unsigned bar)
 {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -146,27 +148,6 @@ __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int
 
 // ---- clusters of two that share each tile through distributed shared memory ----------------
 
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-// The address of the same shared-memory location in CTA `rank` of the cluster.
-__device__ __forceinline__ unsigned map_to(unsigned addr, unsigned rank)
-{
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void remote_arrive(unsigned cluster_bar)
-{
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
-}
 // bytes from this CTA's shared memory to another CTA's (dst and bar: shared::cluster addresses).
 __device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
 {
@@ -242,18 +223,6 @@ __global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const
     cluster_sync(); // no CTA exits while the other may still write into it
     if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
         sink[0] = 1;
-}
-
-// A launch configuration of grid CTAs of `threads` threads and `smem` bytes of dynamic shared
-// memory in clusters of n (attr: storage for its one attribute).
-cudaLaunchConfig_t cluster_config(int n, int grid, int threads, int smem, cudaLaunchAttribute &attr)
-{
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = n, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
-    cfg.attrs = &attr, cfg.numAttrs = 1;
-    return cfg;
 }
 
 // Clusters of n CTAs of mla_wgmma's shape (384 threads, 228,584 B of dynamic shared memory) that
