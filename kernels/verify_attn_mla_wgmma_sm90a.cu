@@ -9,6 +9,16 @@
 // - Keys on the MMA's M side, rows on N, as in mla_onepass: Sᵀ = K·Qᵀ (M = 64 keys of a tile,
 //   N = rows, K = 576 dims) and Oᵀ = Vᵀ·Pᵀ (M = 64 value dims per MMA, N = 72 rows, K = 64
 //   keys). 72 rows cost 72 columns; rows on M would pad them to 128.
+// - Unit size from the launch's limits: when no request has more than 16 rows (max_draft ·
+//   heads <= 16: a 9-token tree at 1 head, a 2-token chain at 8 heads), the host launches the
+//   16-row instantiation, whose Sᵀ, softmax and Oᵀ run at N = 16 instead of padding the rows to
+//   72 (an experiment build of 16-row units: `paths-heads1-empty-prefix` 21.2 → 16.9 µs, its
+//   all-empty replay 18.6 → 14.1; results/h200/NOTES.md, 2026-12-01, tenth). Units of 16 rows
+//   for more rows would re-read the KV once per 16 rows (bs 8 × 200k with 72-row requests:
+//   nearly 3 times as long in that build), and choosing on the device by context length cost
+//   the 72-row launches 1-5% (the same NOTES), so the choice is the host's, from the limits.
+//   The 72-row kernel's SASS is identical to the single-size kernel's before this (md5 of the
+//   normalised cuobjdump -sass).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -67,6 +77,7 @@
 //   come from DRAM (223-231 MB for 37.7 MB of KV at eagle64).
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
+#include <algorithm>
 #include <cstdio>
 
 #include "mla_schedule.cuh"
@@ -81,7 +92,7 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kRows = 72;                       // rows per unit: the N of Oᵀ
+constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see choose_rows
 constexpr int kRing = 16;                       // KV ring, in k-blocks
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
@@ -90,7 +101,7 @@ constexpr int kRing = 16;                       // KV ring, in k-blocks
 __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
-constexpr int kQBlockBytes = kRows * 128;       // one q (or Pᵀ) k-block: 72 rows × 128 B
+template <int kRows> constexpr int kQBlockBytes = kRows * 128; // one q (or Pᵀ) k-block: rows × 128 B
 constexpr int kThreads = 4 * 128;               // producer, scorer, two value warpgroups
 // setmaxnreg moves registers between the warpgroups of a CTA: an increase is served only by
 // what the others release out of the registers the CTA was launched with (ptxas's count under
@@ -119,11 +130,11 @@ constexpr int kC0 = 3, kMinSpan = 1;
 // warpgroups reach from different instructions.
 constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 
-// Shared memory, from a 1024-byte aligned base (the swizzle atoms need it).
-struct Smem {
+// Shared memory of kRows-row units, from a 1024-byte aligned base (the swizzle atoms need it).
+template <int kRows> struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes;         // [72 rows][128 B] Pᵀ
-    static constexpr int kv = p + kQBlockBytes;                  // [kRing][64 keys][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;         // [72 rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes<kRows>;                  // [kRing][64 keys][128 B]
     static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
                                                                  // pready, sums, written
     static constexpr int rm = bars + (2 * kRing + 6) * 8;        // [72] reference max of each row
@@ -135,11 +146,19 @@ struct Smem {
     static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
-static_assert(Smem::alloc <= 227 * 1024, "sm_90's 227 KB per block");
-static_assert(Smem::p % 1024 == 0 && Smem::kv % 1024 == 0, "swizzle atoms are 1024-byte aligned");
-static_assert(Smem::mrow % 8 == 0, "int64 mask rows");
+template <int kRows> constexpr bool smem_fits()
+{
+    using S = Smem<kRows>;
+    static_assert(S::alloc <= 227 * 1024, "sm_90's 227 KB per block");
+    static_assert(S::p % 1024 == 0 && S::kv % 1024 == 0, "swizzle atoms are 1024-byte aligned");
+    static_assert(S::mrow % 8 == 0, "int64 mask rows");
+    return true;
+}
+static_assert(smem_fits<kMaxRows>() && smem_fits<kFewRows>(), "both unit sizes' layouts");
+constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // the launch's: the larger layout
 
-using Sched = Schedule<kKeys, kThreads>;
+
+template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
 struct PieceState : PieceRows {
@@ -159,7 +178,8 @@ struct Barriers {
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
-__device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched &sched, PieceState &ps,
+template <int kRows>
+__device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched<kRows> &sched, PieceState &ps,
                            bool &going, int bar)
 {
     if (threadIdx.x % 128 == 0) {
@@ -178,6 +198,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 // 128-byte lines whole, and a row's address (two divisions, 64-bit products) is worked out once
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
 // at one head).
+template <int kRows>
 __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers &bar, unsigned qs,
                        uint32_t pieces)
 {
@@ -191,7 +212,7 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
         const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
 #pragma unroll
         for (int b = 0; b < kBlocks; b++)
-            cp_async16(dst + b * kQBlockBytes, q + 64 * b, live);
+            cp_async16(dst + b * kQBlockBytes<kRows>, q + 64 * b, live);
     }
     cp_async_mbar_arrive(bar.qfull());
 }
@@ -204,22 +225,23 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
 // tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
 // tile (so the first KV bytes are in flight while the scorer still reads the previous q);
 // a CTA's first piece copies q first.
-__device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+template <int kRows>
+__device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
                         PieceState &ps, bool going)
 {
-    const Barriers bar{smem_u32(sm + Smem::bars)};
+    const Barriers bar{smem_u32(sm + Smem<kRows>::bars)};
     const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
-    const unsigned kv = smem_u32(sm + Smem::kv), qs = smem_u32(sm + Smem::q);
+    const unsigned kv = smem_u32(sm + Smem<kRows>::kv), qs = smem_u32(sm + Smem<kRows>::q);
     uint32_t blk = 0, pieces = 0;
     const uint64_t evict_first = l2_evict_first_policy();
-    while (next_piece(p, c, sched, ps, going, kBarProducer)) {
+    while (next_piece<kRows>(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
         // A CTA's first q buffer is free at once: its copy goes out while the first tile's slot
         // indices load, not after the tile's copies (bs 1 × 512: q landed 4.9 µs into the CTA).
         const bool q_first = pieces == 0;
         if (q_first)
-            copy_q(p, ps, bar, qs, pieces);
+            copy_q<kRows>(p, ps, bar, qs, pieces);
         for (int tile = lo; tile < hi; tile++) {
             const char *src[4];
             bool valid[4];
@@ -253,7 +275,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 cp_async_mbar_arrive(bar.full(s));
             }
             if (tile == lo && !q_first)
-                copy_q(p, ps, bar, qs, pieces);
+                copy_q<kRows>(p, ps, bar, qs, pieces);
         }
         pieces++;
         named_barrier(kBarProducer, 128); // ps is rewritten by the next walk step
@@ -263,7 +285,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 // ---- scorer and value warpgroups --------------------------------------------------------------
 
 // What the scorer and the value warpgroups share: the ring and the thread's place in its warpgroup.
-struct Worker {
+template <int kRows> struct Worker {
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
@@ -271,7 +293,7 @@ struct Worker {
     const int warp, lane, g, t;
 
     __device__ Worker(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_)
-        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem::bars)}, warp((threadIdx.x / kWarp) % 4),
+        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem<kRows>::bars)}, warp((threadIdx.x / kWarp) % 4),
           lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
     }
@@ -290,11 +312,13 @@ struct Worker {
 // from shared memory once), then the online softmax of every row, and Pᵀ into shared memory for
 // the value warpgroups. It runs a tile ahead of them: Sᵀ(t+1) and its softmax while they run
 // Oᵀ(t).
-struct Scorer : Worker {
+template <int kRows> struct Scorer : Worker<kRows> {
+    using W = Worker<kRows>;
+    using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
 
-    __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : Worker(p_, sm_, ps_) {}
+    __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : W(p_, sm_, ps_) {}
 
     // f(j, e) for each row 8j + 2t + e this thread holds, unrolled.
     template <class F> __device__ __forceinline__ void for_rows(F f) const
@@ -345,16 +369,16 @@ struct Scorer : Worker {
             const uint64_t da = desc_add(kv0, ((blk + B) % kRing) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                wgmma_m64n72k16(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes + 32 * ks),
+                Wgmma<kRows, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kRows> + 32 * ks),
                                 B > 0 || ks > 0);
             score_each<B + 1>(blk, kv0, q0);
         }
     }
     __device__ void issue_scores(uint32_t blk)
     {
-        unsigned q = smem_u32(sm + Smem::q);
+        unsigned q = smem_u32(sm + Smem<kRows>::q);
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        score_each<0>(blk, sw128_desc(smem_u32(sm + Smem::kv), 16, 1024), sw128_desc(q, 16, 1024));
+        score_each<0>(blk, sw128_desc(smem_u32(sm + Smem<kRows>::kv), 16, 1024), sw128_desc(q, 16, 1024));
         wgmma_commit();
     }
 
@@ -373,7 +397,7 @@ struct Scorer : Worker {
         if (!mask && k0 + kKeys <= keys)
             return;
         const uint8_t *mk = p.custom_mask + ps.rq.mask0;
-        const int64_t *mrow = reinterpret_cast<const int64_t *>(sm + Smem::mrow);
+        const int64_t *mrow = reinterpret_cast<const int64_t *>(sm + Smem<kRows>::mrow);
 #pragma unroll
         for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h; two rounds of loads bound the registers
             const int64_t key = k0 + 16 * warp + g + 8 * h;
@@ -395,10 +419,10 @@ struct Scorer : Worker {
     // rescale factors; tiles: tiles done before it.
     __device__ void softmax(int buf, uint32_t tiles)
     {
-        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
-        float *corr = reinterpret_cast<float *>(sm + Smem::corr) + buf * kRows;
-        float *red = reinterpret_cast<float *>(sm + Smem::red);
-        int *moved = reinterpret_cast<int *>(sm + Smem::moved) + buf;
+        float *rm = reinterpret_cast<float *>(sm + Smem<kRows>::rm);
+        float *corr = reinterpret_cast<float *>(sm + Smem<kRows>::corr) + buf * kRows;
+        float *red = reinterpret_cast<float *>(sm + Smem<kRows>::red);
+        int *moved = reinterpret_cast<int *>(sm + Smem<kRows>::moved) + buf;
         float m[kRows / 8][2];
         bool up = false;
         for_rows([&](int j, int e) {
@@ -429,7 +453,7 @@ struct Scorer : Worker {
         if (threadIdx.x % 128 == 0)
             *moved = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
-        const unsigned pt = smem_u32(sm + Smem::p);
+        const unsigned pt = smem_u32(sm + Smem<kRows>::p);
         unsigned pk[kRows / 8][2];
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
@@ -480,8 +504,8 @@ struct Scorer : Worker {
 
     __device__ void begin_piece()
     {
-        float *rm = reinterpret_cast<float *>(sm + Smem::rm);
-        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem::mrow);
+        float *rm = reinterpret_cast<float *>(sm + Smem<kRows>::rm);
+        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem<kRows>::mrow);
         const int tid = threadIdx.x % 128;
         if (tid < kRows) {
             rm[tid] = -CUDART_INF_F;
@@ -497,8 +521,8 @@ struct Scorer : Worker {
     // piece's rows with it; then published to them. pieces: pieces done before this one.
     __device__ void finish_sums(uint32_t pieces)
     {
-        float *red = reinterpret_cast<float *>(sm + Smem::red);
-        float *rsum = reinterpret_cast<float *>(sm + Smem::rsum);
+        float *red = reinterpret_cast<float *>(sm + Smem<kRows>::red);
+        float *rsum = reinterpret_cast<float *>(sm + Smem<kRows>::rsum);
         named_barrier(kBarScorer, 128); // every warp's reads of red in the last softmax are done
         for_rows([&](int j, int e) {
             to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
@@ -514,8 +538,8 @@ struct Scorer : Worker {
     // After finish_sums: the rows' lse (an uncut unit) or (max, sum) (a cut one).
     __device__ void write_stats(const SchedWorkspace &w)
     {
-        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
-        const float *rm = reinterpret_cast<const float *>(sm + Smem::rm);
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kRows>::rsum);
+        const float *rm = reinterpret_cast<const float *>(sm + Smem<kRows>::rm);
         const int n = threadIdx.x % 128;
         if (n >= ps.nrows)
             return;
@@ -530,12 +554,14 @@ struct Scorer : Worker {
 
 // A value warpgroup: Oᵀ += Vᵀ·Pᵀ for value dims [256·k, 256·k + 256) of all 72 rows (4 × 36
 // fp32 accumulators a thread), a tile behind the scorer.
-struct Valuer : Worker {
+template <int kRows> struct Valuer : Worker<kRows> {
+    using W = Worker<kRows>;
+    using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     const int k;
     float o[4][kRows / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
 
     __device__ Valuer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int k_)
-        : Worker(p_, sm_, ps_), k(k_)
+        : W(p_, sm_, ps_), k(k_)
     {
     }
 
@@ -543,15 +569,15 @@ struct Valuer : Worker {
     // that each ring slot is released as soon as its MMAs are done.
     __device__ void issue_values(uint32_t blk)
     {
-        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem::kv), kBlockBytes, 1024);
-        const uint64_t p0 = sw128_desc(smem_u32(sm + Smem::p), 16, 1024);
+        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem<kRows>::kv), kBlockBytes, 1024);
+        const uint64_t p0 = sw128_desc(smem_u32(sm + Smem<kRows>::p), 16, 1024);
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                wgmma_m64n72k16_ta(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
+                Wgmma<kRows, 1>::mma(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
             wgmma_commit();
         }
     }
@@ -559,9 +585,9 @@ struct Valuer : Worker {
     // Oᵀ *= the tile's rescale factors when the scorer moved any row's reference max.
     __device__ void rescale_values(int buf)
     {
-        if (!reinterpret_cast<const int *>(sm + Smem::moved)[buf])
+        if (!reinterpret_cast<const int *>(sm + Smem<kRows>::moved)[buf])
             return;
-        const float *corr = reinterpret_cast<const float *>(sm + Smem::corr) + buf * kRows;
+        const float *corr = reinterpret_cast<const float *>(sm + Smem<kRows>::corr) + buf * kRows;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
             const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
@@ -615,7 +641,7 @@ struct Valuer : Worker {
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes).
     __device__ void write_output()
     {
-        const float *rsum = reinterpret_cast<const float *>(sm + Smem::rsum);
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kRows>::rsum);
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
@@ -642,13 +668,14 @@ struct Valuer : Worker {
     }
 };
 
-__device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+template <int kRows>
+__device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
                       PieceState &ps, bool going, void *ws)
 {
-    Scorer sc(p, sm, ps);
+    Scorer<kRows> sc(p, sm, ps);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
-    while (next_piece(p, c, sched, ps, going, kBarScorer)) {
+    while (next_piece<kRows>(p, c, sched, ps, going, kBarScorer)) {
         sc.begin_piece();
         sc.run_tiles(blk, tiles, pieces);
         sc.finish_sums(pieces++);
@@ -659,13 +686,14 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
-__device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched &sched,
+template <int kRows>
+__device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
                       PieceState &ps, bool going, int k, void *ws)
 {
-    Valuer va(p, sm, ps, k);
+    Valuer<kRows> va(p, sm, ps, k);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
-    while (next_piece(p, c, sched, ps, going, kBarValue + k)) {
+    while (next_piece<kRows>(p, c, sched, ps, going, kBarValue + k)) {
         va.begin_piece();
         va.run_tiles(blk, tiles);
         mbar_wait(va.bar.sums(), pieces++ & 1);
@@ -680,20 +708,25 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
-__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, void *ws, SchedConfig c)
+// One CTA's work for units of kRows rows; a kernel per unit size (below), which the host picks
+// from the launch's limits (rows_for). Two plain kernels, each with its own schedule type
+// (Schedule's kTag) and state: as one kernel template, the shared variables came out in another
+// order and ptxas spilled 20 B more in the 72-row kernel; so, its SASS is the one-size kernel's.
+template <int kRows>
+__device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+                                    PieceState *ps)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using S = Smem<kRows>;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
-    __shared__ Sched sched[4];
-    __shared__ PieceState ps[4];
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(sm + Smem::kv));
+    const int total = Sched<kRows>::start_positions(p, c, reinterpret_cast<int *>(sm + S::kv));
     bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
     if (threadIdx.x % 128 == 0)
-        going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + Smem::kv), total);
+        going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + S::kv), total);
     if (threadIdx.x == 0) {
-        const Barriers bar{smem_u32(sm + Smem::bars)};
+        const Barriers bar{smem_u32(sm + S::bars)};
         for (int s = 0; s < kRing; s++) {
             mbar_init(bar.full(s), 128);
             mbar_init(bar.empty(s), 8); // the scorer's 4 warps and the reading value warpgroup's 4
@@ -709,28 +742,51 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel(vb_verify_params p, 
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
         setmaxnreg_dec<kProducerRegs>();
-        produce(p, c, sm, sched[0], ps[0], going);
+        produce<kRows>(p, c, sm, sched[0], ps[0], going);
     } else if (wg == 1) {
         setmaxnreg_dec<kScorerRegs>();
-        score(p, c, sm, sched[1], ps[1], going, ws);
+        score<kRows>(p, c, sm, sched[1], ps[1], going, ws);
     } else {
         setmaxnreg_inc<kValueRegs>();
-        value(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
+        value<kRows>(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
     }
 #else
-    (void)p, (void)ws, (void)c;
+    (void)p, (void)ws, (void)c, (void)sched, (void)ps;
 #endif
 }
 
+__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
+{
+    __shared__ Sched<kMaxRows> sched[4];
+    __shared__ PieceState ps[4];
+    cta<kMaxRows>(p, ws, c, sched, ps);
+}
+
+__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)
+{
+    __shared__ Sched<kFewRows> sched[4];
+    __shared__ PieceState ps[4];
+    cta<kFewRows>(p, ws, c, sched, ps);
+}
+
 // ---- host side ------------------------------------------------------------------------------
+
+// Rows of a unit for a launch of these limits: 16 when every request's rows fit (a 2-token
+// tree at 8 heads, a 9-token one at 1 head), so that Sᵀ, the softmax and Oᵀ run at N = 16;
+// 72 otherwise.
+int rows_for(const vb_verify_params &lim)
+{
+    return (int64_t)lim.max_draft * lim.heads <= kFewRows ? kFewRows : kMaxRows;
+}
 
 SchedConfig config_for(const vb_verify_params &lim)
 {
     SchedConfig c;
     const int64_t rows = (int64_t)lim.max_draft * lim.heads;
+    const int unit_rows = rows_for(lim);
     c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
-    c.rows = kRows;
-    c.row_tiles = rows > 0 ? (int)((rows + kRows - 1) / kRows) : 1;
+    c.rows = unit_rows;
+    c.row_tiles = rows > 0 ? (int)((rows + unit_rows - 1) / unit_rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
     return c;
@@ -753,10 +809,11 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
         snprintf(why, n, "needs sm_90a (wgmma, setmaxnreg): this GPU is sm_%d%d", major, minor);
         return 1;
     }
-    if (smem_exceeds_optin(Smem::alloc, why, n))
+    if (smem_exceeds_optin(kSmemAlloc, why, n))
         return 1;
     cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, wgmma_kernel) == cudaSuccess &&
+    const bool few = rows_for(*p) == kFewRows;
+    if (cudaFuncGetAttributes(&fa, !few ? wgmma_kernel_72 : wgmma_kernel_16) == cudaSuccess &&
         128 * (kProducerRegs + kScorerRegs) + 256 * kValueRegs > kThreads * fa.numRegs) {
         snprintf(why, n, "built with %d registers a thread: too few for the warpgroups' setmaxnreg split %d/%d/%d",
                  fa.numRegs, kProducerRegs, kScorerRegs, kValueRegs);
@@ -771,14 +828,15 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
         return e;
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
-    static bool set = false; // a host-side attribute: allowed while a capture is open
-    if (!set) {
-        if (cudaError_t e = cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem::alloc))
-            return e;
-        set = true;
-    }
     const SchedConfig c = config_for(*p);
-    wgmma_kernel<<<c.grid, kThreads, Smem::alloc, stream>>>(*p, ws, c);
+    const auto kernel = c.rows != kFewRows ? wgmma_kernel_72 : wgmma_kernel_16;
+    static bool set[2] = {}; // a host-side attribute: allowed while a capture is open
+    if (!set[c.rows == kFewRows]) {
+        if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))
+            return e;
+        set[c.rows == kFewRows] = true;
+    }
+    kernel<<<c.grid, kThreads, kSmemAlloc, stream>>>(*p, ws, c);
     if (cudaError_t e = cudaGetLastError())
         return e;
     return launch_combine<kDv>(*p, ws, c, stream);

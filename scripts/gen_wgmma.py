@@ -11,6 +11,7 @@ import sys
 SHAPES = [  # (N, transpose A)
     (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of each consumer warpgroup
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
+    (16, 1),  # Oᵀ of a 16-row mla_wgmma (experiment)
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 
