@@ -16,7 +16,7 @@
 //   all-empty replay 18.6 → 14.1; results/h200/NOTES.md, 2026-12-01, tenth). Units of 16 rows
 //   for more rows would re-read the KV once per 16 rows (bs 8 × 200k with 72-row requests:
 //   nearly 3 times as long in that build), and choosing on the device by context length cost
-//   the 72-row launches 1-5% (the same NOTES), so the choice is the host's, from the limits.
+//   the 72-row launches 1-6% (the same NOTES), so the choice is the host's, from the limits.
 //   The 72-row kernel's SASS is identical to the single-size kernel's before this (md5 of the
 //   normalised cuobjdump -sass).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
@@ -77,7 +77,6 @@
 //   come from DRAM (223-231 MB for 37.7 MB of KV at eagle64).
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
-#include <algorithm>
 #include <cstdio>
 
 #include "mla_schedule.cuh"
@@ -92,7 +91,7 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see choose_rows
+constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see rows_for
 constexpr int kRing = 16;                       // KV ring, in k-blocks
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
@@ -132,17 +131,17 @@ constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 
 // Shared memory of kRows-row units, from a 1024-byte aligned base (the swizzle atoms need it).
 template <int kRows> struct Smem {
-    static constexpr int q = 0;                                  // [9 k-blocks][72 rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;         // [72 rows][128 B] Pᵀ
-    static constexpr int kv = p + kQBlockBytes<kRows>;                  // [kRing][64 keys][128 B]
+    static constexpr int q = 0;                                  // [9 k-blocks][kRows rows][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;  // [kRows rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes<kRows>;           // [kRing][64 keys][128 B]
     static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
                                                                  // pready, sums, written
-    static constexpr int rm = bars + (2 * kRing + 6) * 8;        // [72] reference max of each row
-    static constexpr int rsum = rm + kRows * 4;                  // [72] row sums at the end of a piece
-    static constexpr int corr = rsum + kRows * 4;                // [2][72] rescale of a tile's rows
+    static constexpr int rm = bars + (2 * kRing + 6) * 8;        // [kRows] reference max of each row
+    static constexpr int rsum = rm + kRows * 4;                  // [kRows] row sums at the end of a piece
+    static constexpr int corr = rsum + kRows * 4;                // [2][kRows] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
-    static constexpr int red = moved + 16;                       // [4 warps][72] cross-warp reductions
-    static constexpr int mrow = red + 4 * kRows * 4;             // [72] int64: each row's mask row, from mask0
+    static constexpr int red = moved + 16;                       // [4 warps][kRows] cross-warp reductions
+    static constexpr int mrow = red + 4 * kRows * 4;             // [kRows] int64: each row's mask row, from mask0
     static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
@@ -155,8 +154,7 @@ template <int kRows> constexpr bool smem_fits()
     return true;
 }
 static_assert(smem_fits<kMaxRows>() && smem_fits<kFewRows>(), "both unit sizes' layouts");
-constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // the launch's: the larger layout
-
+constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // both kernels': the larger layout
 
 template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows>;
 
