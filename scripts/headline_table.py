@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Prints the README's headline table from a results file and two Triton baseline dumps: for
+each target shape, its floor, the Hopper, portable and first MMA kernels' graph-replay times
+(hot medians) with their ratio to the floor, and the two Triton baselines' times on the same
+inputs (matched by shape key). The table is written from the files, so that the README shows
+what the run measured and nothing copied by hand.
+
+- floor: the harness's, max(bytes / read ceiling, flops / fastest tensor ceiling); "launch-bound"
+  below 1 µs, "(flops)" when the tensor term is the larger.
+- time / floor: two decimals below 1.5, one above; for bytes-bound shapes whose floor is at least
+  20 µs (the long contexts, where the read ceiling is the bound that matters) also the share of
+  the read ceiling.
+- A time is bold where it is the fastest in its row. The kernels' times are in µs, the Triton
+  baselines' in ms above a millisecond. A baseline's time is the entry of the same scenario (two
+  scenarios can share a shape key: the same inputs, timed twice), checked against its shape key.
+
+usage: scripts/headline_table.py RESULTS.json --sglang DUMP --builtin DUMP
+"""
+import argparse
+import json
+import sys
+
+# (label, scenario name): the shapes of issues 7 and 8, as the README names them.
+SHAPES = [
+    ("bs 8 × 91k", "ctx/batch.size=8,batch.prefix_len=91000"),
+    ("bs 8 × 200k (page 64)", "bs8-200k-ddtree9"),
+    ("bs 1 × 200k", "bs1-200k-ddtree9"),
+    ("bs 8 × 23k", "ctx/batch.size=8,batch.prefix_len=23000"),
+    ("bs 32 × 4096 (page 64)", "bs32-ddtree9-4k"),
+    ("bs 8 × 4096, eagle64 (512 rows)", "tree-eagle64"),
+    ("bs 8 × 4096", "ctx/batch.size=8,batch.prefix_len=4096"),
+    ("bs 1 × 512", "ctx/batch.size=1,batch.prefix_len=512"),
+    ("bs 1 × 1", "ctx/batch.size=1,batch.prefix_len=1"),
+]
+KERNELS = ["mla_wgmma", "mla_onepass", "mla_mma"]
+HEADER = ("| shape (9-node DDTree, 8 heads) | floor | `mla_wgmma` (sm_90a) | time / floor | `mla_onepass` (portable) "
+          "| time / floor | `mla_mma` | {sglang} | {builtin} |")
+
+
+def fmt_us(us, ms=False):
+    """Microseconds as the README writes them: whole above 100, one decimal below; with ms,
+    milliseconds above 1000."""
+    if ms and us >= 1000:
+        return f"{us / 1000:.2f} ms"
+    return f"{us:.0f} µs" if us >= 100 else f"{us:.1f} µs"
+
+
+def graph_hot(scenario, kernel):
+    """A kernel's graph-replay hot timing of the scenario's base variant, or None."""
+    for r in scenario.get("records", []):
+        hot = ((r.get("timing") or {}).get("hot")) or {}
+        if r["kernel"] == kernel and r["variant"] == "base" and r["mode"] == "graph" and hot.get("samples"):
+            return hot
+    return None
+
+
+def baseline_times(path):
+    """scenario -> (shape key, graph median) of a Triton baseline dump's correct entries; and
+    the column's label (SGLang's own kernel by its release, the builtin by the one it mirrors)."""
+    with open(path) as f:
+        d = json.load(f)
+    if d.get("schema") != "verifybench.triton_baseline/1":
+        raise ValueError(f"{path}: not a Triton baseline dump (schema verifybench.triton_baseline/1)")
+    times = {e["scenario"]: (e["shape_key"], e["graph"]["median_us"]) for e in d.get("entries", [])
+             if e.get("correct") and (e.get("graph") or {}).get("median_us")}
+    if d.get("impl") == "builtin":
+        return times, f"builtin ({d.get('mirrors_sglang', '?')})"
+    return times, f"SGLang {d.get('sglang_version', '?')}"
+
+
+def baseline_time(times, s):
+    """The dump's graph median for scenario s, None when it has none or timed other inputs."""
+    key, us = times.get(s["name"], (None, None))
+    return us if key == s["shape_key"] else None
+
+
+def ratio_cell(hot, floor, bytes_bound, first):
+    """time / floor, with the read ceiling's share on long bytes-bound shapes."""
+    r = hot["median_us"] / floor
+    cell = f"{r:.2f}" if r < 1.5 else f"{r:.1f}"
+    if bytes_bound and floor >= 20:
+        share = round(100 * hot["bw_share"])
+        cell += f" ({share}% of the read ceiling)" if first else f" ({share}%)"
+    return cell
+
+
+def row(label, s, ceilings, sglang, builtin, first_pct):
+    hots = {k: graph_hot(s, k) for k in KERNELS}
+    if any(h is None for h in hots.values()):
+        missing = ", ".join(k for k, h in hots.items() if h is None)
+        raise ValueError(f"scenario {s['name']}: no graph timing for {missing}")
+    bytes_floor = s["bytes"] / ceilings["read_gbps"] / 1e3
+    floor = hots["mla_wgmma"]["floor_us"]
+    bytes_bound = bytes_floor >= floor * 0.999
+    launch_bound = floor < 1
+    times = {k: h["median_us"] for k, h in hots.items()}
+    trit = [baseline_time(sglang, s), baseline_time(builtin, s)]
+    fastest = min([t for t in list(times.values()) + trit if t])
+    cells = [label, "launch-bound" if launch_bound else fmt_us(floor) + ("" if bytes_bound else " (flops)")]
+    pct_used = False
+    for k in KERNELS:
+        t = fmt_us(times[k])
+        cells.append(f"**{t}**" if times[k] == fastest else t)
+        if k == "mla_mma":
+            break
+        if launch_bound:
+            cells.append("–")
+        else:
+            cells.append(ratio_cell(hots[k], floor, bytes_bound, first_pct and not pct_used))
+            pct_used = pct_used or (bytes_bound and floor >= 20)
+    cells += [fmt_us(t, ms=True) if t else "–" for t in trit]
+    return "| " + " | ".join(cells) + " |", pct_used
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results")
+    ap.add_argument("--sglang", required=True, help="SGLang's own kernel's dump (triton_sglang-VERSION.json)")
+    ap.add_argument("--builtin", required=True, help="the builtin re-implementation's dump (triton_baseline.json)")
+    a = ap.parse_args()
+    try:
+        with open(a.results) as f:
+            res = json.load(f)
+        if res.get("schema") != "verifybench.results/1":
+            raise ValueError(f"{a.results}: not a verifybench results file (schema verifybench.results/1)")
+        sglang, sglang_name = baseline_times(a.sglang)
+        builtin, builtin_name = baseline_times(a.builtin)
+        by_name = {s["name"]: s for s in res.get("scenarios", [])}
+        lines = [HEADER.format(sglang=sglang_name, builtin=builtin_name),
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        first = True
+        for label, name in SHAPES:
+            if name not in by_name:
+                raise ValueError(f"{a.results}: no scenario {name}")
+            line, used = row(label, by_name[name], res["ceilings"], sglang, builtin, first)
+            first = first and not used
+            lines.append(line)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"headline_table: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
