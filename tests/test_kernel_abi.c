@@ -23,8 +23,26 @@ static vb_verify_params aligned_params(void)
     return p;
 }
 
+/* mla_wgmma's unit size follows the launch's limits: 16-row units when no request has more
+ * than 16 rows, 72-row ones otherwise. Its workspace holds partials of a unit's rows, so at the
+ * boundary (16 rows against 17) it must shrink to about 16/72 of the larger. */
+static void wgmma_unit_rows_follow_limits(void)
+{
+    for (size_t k = 0; k < vb_kernel_count; k++) {
+        if (strcmp(vb_kernels[k]->name, "mla_wgmma") || !vb_kernels[k]->workspace_bytes)
+            continue;
+        vb_verify_params few = aligned_params(), more = aligned_params();
+        few.max_draft = 2, few.max_tokens = 2;                    /* 2 tokens x 8 heads = 16 rows */
+        more.heads = 1, more.max_draft = 17, more.max_tokens = 17; /* 17 rows */
+        const size_t ws_few = vb_kernels[k]->workspace_bytes(&few), ws_more = vb_kernels[k]->workspace_bytes(&more);
+        CHECK_MSG(ws_few > 0 && 4 * ws_few < ws_more, "mla_wgmma workspace: %zu B at 16 rows, %zu B at 17", ws_few,
+                  ws_more);
+    }
+}
+
 int main(void)
 {
+    wgmma_unit_rows_follow_limits();
     for (size_t k = 0; k < vb_kernel_count; k++) {
         const vb_kernel *kern = vb_kernels[k];
         const char *bufs[] = {"q", "kv_buffer", "o", "qo_indptr"};
