@@ -85,6 +85,8 @@ def ratio_cell(hot, floor, bytes_bound, first):
 
 
 def row(label, s, ceilings, sglang, builtin, first_pct):
+    """The table's line for scenario s, and whether it named the read ceiling's share (which
+    only the first such line spells out)."""
     hots = {k: graph_hot(s, k) for k in KERNELS}
     if any(h is None for h in hots.values()):
         missing = ", ".join(k for k, h in hots.items() if h is None)
@@ -108,7 +110,7 @@ def row(label, s, ceilings, sglang, builtin, first_pct):
         else:
             cells.append(ratio_cell(hots[k], floor, bytes_bound, first_pct and not pct_used))
             pct_used = pct_used or (bytes_bound and floor >= 20)
-    cells += [fmt_us(t, ms=True) if t else "–" for t in trit]
+    cells += [("**{}**" if t == fastest else "{}").format(fmt_us(t, ms=True)) if t else "–" for t in trit]
     return "| " + " | ".join(cells) + " |", pct_used
 
 
