@@ -91,7 +91,7 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see rows_for
+constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see config_for
 constexpr int kRing = 16;                       // KV ring, in k-blocks
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
@@ -707,7 +707,7 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 }
 
 // One CTA's work for units of kRows rows; a kernel per unit size (below), which the host picks
-// from the launch's limits (rows_for). Two plain kernels, each with its own schedule type
+// from the launch's limits (config_for). Two plain kernels, each with its own schedule type
 // (Schedule's kTag) and state: as one kernel template, the shared variables came out in another
 // order and ptxas spilled 20 B more in the 72-row kernel; so, its SASS is the one-size kernel's.
 template <int kRows>
@@ -769,25 +769,25 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
 
 // ---- host side ------------------------------------------------------------------------------
 
-// Rows of a unit for a launch of these limits: 16 when every request's rows fit (a 2-token
-// tree at 8 heads, a 9-token one at 1 head), so that Sᵀ, the softmax and Oᵀ run at N = 16;
-// 72 otherwise.
-int rows_for(const vb_verify_params &lim)
-{
-    return (int64_t)lim.max_draft * lim.heads <= kFewRows ? kFewRows : kMaxRows;
-}
-
+// The cut of a launch of these limits. Units of 16 rows when every request's rows fit (a
+// 2-token tree at 8 heads, a 9-token one at 1 head), so that Sᵀ, the softmax and Oᵀ run at
+// N = 16; of 72 otherwise.
 SchedConfig config_for(const vb_verify_params &lim)
 {
     SchedConfig c;
     const int64_t rows = (int64_t)lim.max_draft * lim.heads;
-    const int unit_rows = rows_for(lim);
     c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
-    c.rows = unit_rows;
-    c.row_tiles = rows > 0 ? (int)((rows + unit_rows - 1) / unit_rows) : 1;
+    c.rows = rows <= kFewRows ? kFewRows : kMaxRows;
+    c.row_tiles = rows > 0 ? (int)((rows + c.rows - 1) / c.rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
     return c;
+}
+
+// The kernel of a cut's unit size.
+decltype(&wgmma_kernel_72) kernel_for(const SchedConfig &c)
+{
+    return c.rows == kFewRows ? wgmma_kernel_16 : wgmma_kernel_72;
 }
 
 size_t workspace_bytes(const vb_verify_params *lim)
@@ -810,8 +810,7 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
     if (smem_exceeds_optin(kSmemAlloc, why, n))
         return 1;
     cudaFuncAttributes fa;
-    const bool few = rows_for(*p) == kFewRows;
-    if (cudaFuncGetAttributes(&fa, !few ? wgmma_kernel_72 : wgmma_kernel_16) == cudaSuccess &&
+    if (cudaFuncGetAttributes(&fa, kernel_for(config_for(*p))) == cudaSuccess &&
         128 * (kProducerRegs + kScorerRegs) + 256 * kValueRegs > kThreads * fa.numRegs) {
         snprintf(why, n, "built with %d registers a thread: too few for the warpgroups' setmaxnreg split %d/%d/%d",
                  fa.numRegs, kProducerRegs, kScorerRegs, kValueRegs);
@@ -827,7 +826,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);
-    const auto kernel = c.rows != kFewRows ? wgmma_kernel_72 : wgmma_kernel_16;
+    const auto kernel = kernel_for(c);
     static bool set[2] = {}; // a host-side attribute: allowed while a capture is open
     if (!set[c.rows == kFewRows]) {
         if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))

@@ -103,8 +103,8 @@ def row(label, s, ceilings, sglang, builtin, first_pct):
     for k in KERNELS:
         t = fmt_us(times[k])
         cells.append(f"**{t}**" if times[k] == fastest else t)
-        if k == "mla_mma":
-            break
+        if k == "mla_mma":  # the first MMA kernel: its time only
+            continue
         if launch_bound:
             cells.append("–")
         else:
