@@ -91,7 +91,7 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kMaxRows = 72, kFewRows = 16;     // rows per unit (the N of Sᵀ and Oᵀ): see config_for
+constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the N of Sᵀ and Oᵀ): see config_for
 constexpr int kRing = 16;                       // KV ring, in k-blocks
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
@@ -153,8 +153,8 @@ template <int kRows> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<kMaxRows>() && smem_fits<kFewRows>(), "both unit sizes' layouts");
-constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // both kernels': the larger layout
+static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>(), "every unit size's layout");
+constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // every kernel's: the largest layout
 
 template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows>;
 
@@ -760,6 +760,13 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
     cta<kMaxRows>(p, ws, c, sched, ps);
 }
 
+__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
+{
+    __shared__ Sched<kMidRows> sched[4];
+    __shared__ PieceState ps[4];
+    cta<kMidRows>(p, ws, c, sched, ps);
+}
+
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)
 {
     __shared__ Sched<kFewRows> sched[4];
@@ -771,13 +778,16 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
 
 // The cut of a launch of these limits. Units of 16 rows when every request's rows fit (a
 // 2-token tree at 8 heads, a 9-token one at 1 head), so that Sᵀ, the softmax and Oᵀ run at
-// N = 16; of 72 otherwise.
+// N = 16; of 64 when a request needs no more units of 64 than of 72 (512 rows: 8 units of 64
+// instead of 7 of 72 and one of 8 that costs a whole unit's MMAs); of 72 otherwise (fewer units
+// are fewer passes over the KV).
 SchedConfig config_for(const vb_verify_params &lim)
 {
     SchedConfig c;
     const int64_t rows = (int64_t)lim.max_draft * lim.heads;
     c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
-    c.rows = rows <= kFewRows ? kFewRows : kMaxRows;
+    const auto units = [rows](int unit_rows) { return (rows + unit_rows - 1) / unit_rows; };
+    c.rows = rows <= kFewRows ? kFewRows : units(kMidRows) == units(kMaxRows) ? kMidRows : kMaxRows;
     c.row_tiles = rows > 0 ? (int)((rows + c.rows - 1) / c.rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
@@ -787,7 +797,7 @@ SchedConfig config_for(const vb_verify_params &lim)
 // The kernel of a cut's unit size.
 decltype(&wgmma_kernel_72) kernel_for(const SchedConfig &c)
 {
-    return c.rows == kFewRows ? wgmma_kernel_16 : wgmma_kernel_72;
+    return c.rows == kFewRows ? wgmma_kernel_16 : c.rows == kMidRows ? wgmma_kernel_64 : wgmma_kernel_72;
 }
 
 size_t workspace_bytes(const vb_verify_params *lim)
@@ -827,11 +837,12 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);
     const auto kernel = kernel_for(c);
-    static bool set[2] = {}; // a host-side attribute: allowed while a capture is open
-    if (!set[c.rows == kFewRows]) {
+    static bool set[3] = {}; // a host-side attribute: allowed while a capture is open
+    const int k = c.rows == kFewRows ? 0 : c.rows == kMidRows ? 1 : 2;
+    if (!set[k]) {
         if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))
             return e;
-        set[c.rows == kFewRows] = true;
+        set[k] = true;
     }
     kernel<<<c.grid, kThreads, kSmemAlloc, stream>>>(*p, ws, c);
     if (cudaError_t e = cudaGetLastError())

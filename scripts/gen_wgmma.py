@@ -11,7 +11,8 @@ import sys
 SHAPES = [  # (N, transpose A)
     (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of each consumer warpgroup
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
-    (16, 1),  # Oᵀ of a 16-row mla_wgmma (experiment)
+    (16, 1),  # Oᵀ of a 16-row mla_wgmma unit
+    (64, 1),  # Oᵀ of a 64-row mla_wgmma unit
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 

@@ -23,20 +23,33 @@ static vb_verify_params aligned_params(void)
     return p;
 }
 
-/* mla_wgmma's unit size follows the launch's limits: 16-row units when no request has more
- * than 16 rows, 72-row ones otherwise. Its workspace holds partials of a unit's rows, so at the
- * boundary (16 rows against 17) it must shrink to about 16/72 of the larger. */
+/* mla_wgmma's workspace at these limits: batch 1, heads x max_draft rows a request. */
+static size_t wgmma_workspace(const vb_kernel *k, int heads, int max_draft)
+{
+    vb_verify_params p = aligned_params();
+    p.heads = heads, p.max_draft = max_draft, p.max_tokens = max_draft;
+    return k->workspace_bytes(&p);
+}
+
+/* mla_wgmma's unit size follows the launch's limits: 16 rows when no request has more, 64 when
+ * a request needs no more units of 64 than of 72, 72 otherwise. Its workspace is one plan block
+ * (the same at these limits) plus partials proportional to the unit's rows, so the differences
+ * between the sizes give the ratios of the unit sizes: (64 - 16) : (72 - 16) = 48 : 56. */
 static void wgmma_unit_rows_follow_limits(void)
 {
     for (size_t k = 0; k < vb_kernel_count; k++) {
-        if (strcmp(vb_kernels[k]->name, "mla_wgmma") || !vb_kernels[k]->workspace_bytes)
+        const vb_kernel *kern = vb_kernels[k];
+        if (strcmp(kern->name, "mla_wgmma") || !kern->workspace_bytes)
             continue;
-        vb_verify_params few = aligned_params(), more = aligned_params();
-        few.max_draft = 2, few.max_tokens = 2;                    /* 2 tokens x 8 heads = 16 rows */
-        more.heads = 1, more.max_draft = 17, more.max_tokens = 17; /* 17 rows */
-        const size_t ws_few = vb_kernels[k]->workspace_bytes(&few), ws_more = vb_kernels[k]->workspace_bytes(&more);
-        CHECK_MSG(ws_few > 0 && 4 * ws_few < ws_more, "mla_wgmma workspace: %zu B at 16 rows, %zu B at 17", ws_few,
-                  ws_more);
+        const size_t ws16 = wgmma_workspace(kern, 8, 2);   /* 16 rows: units of 16 */
+        const size_t ws17 = wgmma_workspace(kern, 1, 17);  /* 17 rows: one unit of 64 */
+        const size_t ws65 = wgmma_workspace(kern, 1, 65);  /* 65 rows: one unit of 72, not two of 64 */
+        const size_t ws512 = wgmma_workspace(kern, 8, 64); /* 512 rows: eight units of 64 */
+        const size_t ws576 = wgmma_workspace(kern, 64, 9); /* 576 rows: eight units of 72, not nine of 64 */
+        CHECK_MSG(ws16 > 0 && ws16 < ws17 && (ws17 - ws16) * 56 == (ws65 - ws16) * 48,
+                  "mla_wgmma workspace: %zu B at 16 rows, %zu at 17, %zu at 65", ws16, ws17, ws65);
+        CHECK_MSG(ws512 == ws17 && ws576 == ws65, "mla_wgmma workspace: %zu B at 512 rows (%zu at 17), %zu at 576 (%zu at 65)",
+                  ws512, ws17, ws576, ws65);
     }
 }
 
