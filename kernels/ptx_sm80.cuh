@@ -1,5 +1,5 @@
 // The sm_80+ instructions the tensor-core kernels are built from, one wrapper each: cp.async
-// (also with an L2 cache policy), ldmatrix, movmatrix, bf16 mma.sync m16n8k16, named barriers,
+// (also with an L2 cache policy), ldmatrix, movmatrix, bf16 mma.sync m16n8k16, named barriers, mbarriers,
 // L2 prefetches and the SFU's ex2. Shared-memory operands are 32-bit shared addresses
 // (smem_u32), so a kernel can compute swizzled addresses once.
 #pragma once
@@ -100,6 +100,29 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
 __device__ __forceinline__ void named_barrier(int id, int threads)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// mbarriers: a barrier object in shared memory that counts arrivals per phase, so that threads
+// can hand data to others without both sides passing a block-wide barrier (sm_80+; the sm_90
+// wait with a suspend hint, mbar_wait, is in ptx_sm90a.cuh).
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase of the given parity has completed (a fresh barrier is in phase 0).
+__device__ __forceinline__ void mbar_test_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
 }
 
 // A hint that the 128-byte line at p will be read soon: fetched into L2, nothing returned.

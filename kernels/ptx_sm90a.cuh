@@ -1,4 +1,4 @@
-// The sm_90a instructions the Hopper kernels are built from, one wrapper each: mbarriers (and
+// The sm_90a instructions the Hopper kernels are built from, one wrapper each: mbarrier waits (and
 // cp.async completing on them), the generic-to-async proxy fence, wgmma's fence / commit /
 // wait, setmaxnreg, stmatrix, and a named barrier that also ORs a predicate. Shared-memory
 // operands are 32-bit shared addresses (smem_u32 in ptx_sm80.cuh). The wgmma instructions
@@ -7,19 +7,13 @@
 
 #include <cstdint>
 
+#include "ptx_sm80.cuh"
+
 namespace vb {
 
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
+// mbar_init and mbar_arrive (sm_80+) are in ptx_sm80.cuh.
 // Makes mbarrier inits visible before other threads use the barriers (with a block barrier).
 __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
-
-__device__ __forceinline__ void mbar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 
 // Waits until the phase of the given parity has completed. A fresh barrier is in phase 0, so
 // waiting on parity 1 returns at once: producers start there on "empty" barriers. kCluster:

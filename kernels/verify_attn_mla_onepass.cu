@@ -14,7 +14,10 @@
 //   hit 8 distinct bank groups. Keys past the request's end are zero-filled and hidden.
 // - Sᵀ: warp w takes row group w / 2 (2 or 3 n8 tiles) and all 32 keys (two m16), reducing
 //   over half of the 576 dims (w % 2); the pair then swaps partial sums through shared memory
-//   so that each warp holds the full scores of the rows of its parity. K comes from shared
+//   so that each warp holds the full scores of the rows of its parity. With 4k + 1 n8 tiles
+//   (72 rows: 9) the last group's extra tile is scored by the other six warps, 3 of its 18
+//   double k-steps each, and handed to the last group through an mbarrier: no warp scores 108
+//   MMAs a tile while the others score 72 (spread_partial). K comes from shared
 //   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
@@ -61,18 +64,25 @@ constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in
 template <int kN8> struct Smem {
     static constexpr int kRows = 8 * kN8;
     static constexpr int kNt = (kN8 + 3) / 4;       // most n8 row tiles of one of the 4 row groups
+    // With 4k + 1 n8 tiles (72 rows: 9) the last group's extra tile is scored by the other three
+    // groups' six warps (see Onepass::spread_partial); the pairs exchange kNtX tiles' halves.
+    static constexpr bool kSpread = kN8 % 4 == 1 && kN8 >= 5;
+    static constexpr int kSpreadWarps = 6;
+    static constexpr int kNtX = kNt - (kSpread ? 1 : 0);
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
     static constexpr int kv = 0;                                  // [2][kKeys][kRowBytes]
     static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
     static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
-    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kWarps][4·kNt][kWarp] partial Sᵀ sent to the pair
-    static constexpr int lpart = xch + kWarps * 4 * kNt * kWarp * 4; // [kWarps][kNt][kWarp] each lane's share of its row sums
+    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kWarps][4·kNtX][kWarp] partial Sᵀ sent to the pair
+    static constexpr int spread = xch + kWarps * 4 * kNtX * kWarp * 4; // [kSpreadWarps][2][4][kWarp] the spread tile's partial Sᵀ
+    static constexpr int lpart = spread + (kSpread ? kSpreadWarps * 8 * kWarp * 4 : 0); // [kWarps][kNt][kWarp] each lane's share of its row sums
     static constexpr int corr = lpart + kWarps * kNt * kWarp * 4; // [kRows] rescale of this tile
     static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
     static constexpr int rsum = moved + 16;                       // [kRows] row sums, at the end of a piece
     static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
     static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
-    static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
+    static constexpr int spread_bar = tok + (kRows + 15) / 16 * 16; // u64 mbarrier: the spread partials are written
+    static constexpr int bytes = spread_bar + 16;
 };
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
@@ -105,6 +115,7 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 template <int kN8, int kSW> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
+    static_assert(!L::kSpread || kSW == kWarps, "the spread tile's six helpers and two owners are all 8 warps");
     static constexpr int kGroups = kSW / 2;                    // row groups of the Sᵀ warps
     static constexpr int kNt = (kN8 + kGroups - 1) / kGroups;  // most n8 row tiles of one group
     static constexpr int kMaskWords = kRows * kKeys / kThreads / 4 + 1; // staged mask bytes, 4 a word
@@ -124,6 +135,8 @@ template <int kN8, int kSW> struct Onepass {
 
     // Oᵀ role (every warp): value dims [64·warp, 64·warp + 64) of every row.
     float o[kDimTiles][kN8][4];
+
+    unsigned spread_phase = 0; // the owners' count of spread handoffs (parity of the next one)
 
     __device__ Onepass(const vb_verify_params &p_, unsigned char *smem_, const PieceState &ps_)
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
@@ -281,30 +294,87 @@ template <int kN8, int kSW> struct Onepass {
             }
         }
         // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNt * kWarp + lane;
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNtX * kWarp + lane;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
     // This warp's rows of Sᵀ (after the pair's barrier): s[jj][2·mh + h] is key 16·mh + 8·h + g,
     // row 8·(j_lo + jj) + 2·t + KS, its own half plus the other warp's, scaled to the log2
-    // domain and masked.
-    template <int NT, int KS>
-    __device__ void full_scores(int tile, int st, const float (&acc)[2][NT][4], float (&s)[NT][4])
+    // domain. Fills the first NT of the NS row tiles in s (the spread owner's last comes from
+    // spread_scores).
+    template <int NT, int KS, int NS>
+    __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NS][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNt * kWarp + lane;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNtX * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
             s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
         });
+    }
+
+    // The spread tile (the last of 4k + 1 n8 tiles), which the last row group would otherwise
+    // score alone, one third more MMAs than the other groups (108 against 72 a warp at 72 rows;
+    // they waited at the barrier before Oᵀ). The six warps of the other groups take 3 of its 18
+    // double k-steps each, over all 32 keys, and leave their partial sums in shared memory.
+    __device__ void spread_partial(int st, const uint4 *qfrag)
+    {
+        constexpr int kSteps = kChunks / 4 / L::kSpreadWarps;
+        float acc[2][4] = {};
+        const uint4 *qf = qfrag + (size_t)(kN8 - 1) * (kChunks / 4) * kWarp + lane;
+        const int mi = lane / 8, r8 = lane % 8, x = (mi >> 1) ^ swz(r8); // as in partial_scores
+        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
+#pragma unroll
+        for (int d = 0; d < kSteps; d++) {
+            const int ds = warp * kSteps + d;
+            const uint4 qv = ldg128(qf + ds * kWarp);
+#pragma unroll
+            for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int c = 4 * ds + 2 * e;
+                    unsigned a[4];
+                    ldsm_x4(a, krow + 16 * ((c & ~7) + ((c & 7) ^ x)) + 16 * mh * kRowBytes);
+                    mma(acc[mh], a, e ? qv.z : qv.x, e ? qv.w : qv.y);
+                }
+        }
+        float *out = reinterpret_cast<float *>(smem + L::spread) + warp * 8 * kWarp + lane;
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                out[(4 * mh + e) * kWarp] = acc[mh][e];
+    }
+
+    // The owner's rows (parity KS) of the spread tile, summed over the six warps' partials and
+    // scaled as in full_scores; after the spread barrier.
+    template <int KS> __device__ void spread_scores(float (&s)[4])
+    {
+        const float *in = reinterpret_cast<const float *>(smem + L::spread) + lane;
+        const float scale = p.sm_scale * kLog2e;
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float v = 0.f;
+#pragma unroll
+                for (int w = 0; w < L::kSpreadWarps; w++)
+                    v += in[(8 * w + 4 * mh + 2 * h + KS) * kWarp];
+                s[2 * mh + h] = v * scale;
+            }
+    }
+
+    // Hide the keys of this warp's NS row tiles that the mask or the request's end hides.
+    template <int NS> __device__ void mask_scores(int tile, int st, float (&s)[NS][4])
+    {
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
         if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
         const uint8_t *mk = smem + L::mask + st * kRows * kKeys, *tok = smem + L::tok;
 #pragma unroll
-        for (int jj = 0; jj < NT; jj++)
+        for (int jj = 0; jj < NS; jj++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + KS;
+                const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + warp % 2;
                 const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
                 s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
             }
@@ -433,21 +503,46 @@ template <int kN8, int kSW> struct Onepass {
         }
     }
 
-    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
+    // A warp's part in scoring a tile: kPlain without a spread tile; with one, kHelper for the
+    // first three row groups, kOwner for the last (whose NT row tiles include the spread one).
+    // The helpers hand their partials to the owners through an mbarrier (one phase a tile), not
+    // a named barrier: with bar.arrive / bar.sync compute-sanitizer's racecheck counted the
+    // helpers one barrier short a tile and reported hazards across the block's later barriers,
+    // and with bar.sync on both sides (a barrier reached from two instructions) synccheck
+    // reported errors and the helpers waited for the owners (bs 8 × 23k 4% slower than
+    // without the spread; results/h200/NOTES.md).
+    enum Role { kPlain, kHelper, kOwner };
+    static constexpr int kSpreadArrivals = L::kSpreadWarps * kWarp;
+
+    template <int NT, int kRole> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
     {
+        constexpr int kX = kRole == kOwner ? NT - 1 : NT; // row tiles the pair scores itself
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
             // meet at one instruction (compute-sanitizer's synccheck requires it).
-            float acc[2][NT][4], s[NT][4];
+            float acc[2][kX][4], s[NT][4];
+            if constexpr (kRole == kHelper) { // first, so that the owners do not wait for it
+                spread_partial(st, qfrag);
+                mbar_arrive(smem_u32(smem + L::spread_bar));
+            }
             if (warp % 2)
-                partial_scores<NT, 1>(st, qfrag, acc);
+                partial_scores<kX, 1>(st, qfrag, acc);
             else
-                partial_scores<NT, 0>(st, qfrag, acc);
+                partial_scores<kX, 0>(st, qfrag, acc);
             named_barrier(1 + warp / 2, 2 * kWarp);
             if (warp % 2)
-                full_scores<NT, 1>(tile, st, acc, s);
+                full_scores<kX, 1>(acc, s);
             else
-                full_scores<NT, 0>(tile, st, acc, s);
+                full_scores<kX, 0>(acc, s);
+            if constexpr (kRole == kOwner) {
+                mbar_test_wait(smem_u32(smem + L::spread_bar), spread_phase);
+                spread_phase ^= 1;
+                if (warp % 2)
+                    spread_scores<1>(s[NT - 1]);
+                else
+                    spread_scores<0>(s[NT - 1]);
+            }
+            mask_scores<NT>(tile, st, s);
             softmax<NT>(s, st);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
@@ -481,10 +576,16 @@ template <int kN8, int kSW> struct Onepass {
                     load_mask(tile + 1);
             }
             if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
-                if (nt == kNt)
-                    score_tile<kNt>(tile, st, qfrag);
-                else
-                    score_tile<kN8 / kGroups>(tile, st, qfrag);
+                if constexpr (L::kSpread) {
+                    if (nt == kNt)
+                        score_tile<kNt, kOwner>(tile, st, qfrag);
+                    else
+                        score_tile<kN8 / kGroups, kHelper>(tile, st, qfrag);
+                } else if (nt == kNt) {
+                    score_tile<kNt, kPlain>(tile, st, qfrag);
+                } else {
+                    score_tile<kN8 / kGroups, kPlain>(tile, st, qfrag);
+                }
             }
             __syncthreads(); // Pᵀ and the rescale factors are complete
             accumulate(st);
@@ -541,6 +642,8 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
+    if (Smem<kN8>::kSpread && threadIdx.x == 0) // before start_positions' barriers
+        mbar_init(smem_u32(smem + Smem<kN8>::spread_bar), Onepass<kN8, kSW>::kSpreadArrivals);
     const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(smem));
     bool going = false;   // thread 0's own copy
     if (threadIdx.x == 0)
