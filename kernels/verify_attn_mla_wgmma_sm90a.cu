@@ -18,7 +18,10 @@
 //   nearly 3 times as long in that build), and choosing on the device by context length cost
 //   the 72-row launches 1-6% (the same NOTES), so the choice is the host's, from the limits.
 //   The 72-row kernel's SASS is identical to the single-size kernel's before this (md5 of the
-//   normalised cuobjdump -sass).
+//   normalised cuobjdump -sass). A third instantiation runs units of 64 rows when a request
+//   needs no more of them than of 72 (17-64 rows; 512 rows as 8 units of 64 rather than 7 of 72
+//   and one of 8 that costs a whole unit's MMAs): A/B, tree-eagle64 110.6 → 104.1 µs, 16-token
+//   chain 47.2 → 44.6, 8-node EAGLE tree 35.8 → 34.0 (results/h200/NOTES.md, eleventh).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
