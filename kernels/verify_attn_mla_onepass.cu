@@ -32,7 +32,7 @@
 //   when the caller does not promise prefix_visible (SGLang's layout promises it).
 // - Splits: mla_schedule.cuh cuts the batch into equal spans per SM on the device; a unit
 //   inside one span writes o and lse directly, a cut one leaves partials for the combine.
-// Shared memory: Smem<9>::bytes = 99,264 B (97 KB) at 72 rows, within the 99 KB of sm_86/89/120.
+// Shared memory: Smem<9>::bytes = 101,328 B (98.95 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
 #include "mla_schedule.cuh"
