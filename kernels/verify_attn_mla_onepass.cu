@@ -346,7 +346,7 @@ template <int kN8, int kSW> struct Onepass {
     }
 
     // The owner's rows (parity KS) of the spread tile, summed over the six warps' partials and
-    // scaled as in full_scores; after the spread barrier.
+    // scaled as in full_scores; once the helpers have arrived on the spread mbarrier.
     template <int KS> __device__ void spread_scores(float (&s)[4])
     {
         const float *in = reinterpret_cast<const float *>(smem + L::spread) + lane;
