@@ -194,7 +194,7 @@ __device__ __forceinline__ void store_partial_m16n8(float *acc, int dv, int nrow
 // The cut, as every CTA of the main launch derives it. Built once per CTA by all its
 // threads (start_positions needs the whole block), then walked piece by piece.
 // kTag: a file with several kernels gives each its own Schedule type, so that each keeps
-// start_positions' shared scratch to itself (mla_wgmma's 72- and 16-row kernels).
+// start_positions' shared scratch to itself (mla_wgmma's 72-, 64- and 16-row kernels).
 template <int kKeys, int kThreads, int kTag = 0> struct Schedule {
     int span, begin, end; // this CTA's positions [begin, end)
     int b, rt;            // the unit the walk is at
