@@ -248,6 +248,15 @@ template <int kN8, int kSW> struct Onepass {
                     f(mh, jj, h, ((mh * NT + jj) * 2 + h) * kWarp);
     }
 
+    // This lane's ldmatrix row of K in stage st: lane (mi, r8) = (lane / 8, lane % 8) reads key
+    // 16·mh + 8·(mi & 1) + r8, chunk c + (mi >> 1) for an even c, which is stored at chunk c ^ x.
+    __device__ unsigned k_lane_row(int st, int &x) const
+    {
+        const int mi = lane / 8, r8 = lane % 8;
+        x = (mi >> 1) ^ swz(r8);
+        return smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
+    }
+
     // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
     // 288) (KS = warp % 2); the half of it that belongs to the pair's other warp goes to
     // shared memory (xch). After the pair's barrier, full_scores adds the other warp's half, so
@@ -264,10 +273,9 @@ template <int kN8, int kSW> struct Onepass {
             for (int jj = 0; jj < NT; jj++)
                 acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
         const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
-        // ldmatrix rows: key 16·mh + 8·(mi & 1) + r8, chunk c + (mi >> 1) for an even c, stored
-        // at chunk c ^ (mi >> 1) ^ swz(r8): four lane bases, one per c % 8, the rest immediate.
-        const int mi = lane / 8, r8 = lane % 8, x = (mi >> 1) ^ swz(r8);
-        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
+        // Four lane bases, one per c % 8, the rest immediate (k_lane_row).
+        int x;
+        const unsigned krow = k_lane_row(st, x);
         unsigned kb[4];
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -321,8 +329,8 @@ template <int kN8, int kSW> struct Onepass {
         constexpr int kSteps = kChunks / 4 / L::kSpreadWarps;
         float acc[2][4] = {};
         const uint4 *qf = qfrag + (size_t)(kN8 - 1) * (kChunks / 4) * kWarp + lane;
-        const int mi = lane / 8, r8 = lane % 8, x = (mi >> 1) ^ swz(r8); // as in partial_scores
-        const unsigned krow = smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
+        int x;
+        const unsigned krow = k_lane_row(st, x);
 #pragma unroll
         for (int d = 0; d < kSteps; d++) {
             const int ds = warp * kSteps + d;

@@ -840,12 +840,12 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);
     const auto kernel = kernel_for(c);
-    static bool set[3] = {}; // a host-side attribute: allowed while a capture is open
-    const int k = c.rows == kFewRows ? 0 : c.rows == kMidRows ? 1 : 2;
-    if (!set[k]) {
-        if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))
-            return e;
-        set[k] = true;
+    static bool set = false; // host-side attributes, every unit size's kernel at once: allowed while a capture is open
+    if (!set) {
+        for (const auto k : {wgmma_kernel_16, wgmma_kernel_64, wgmma_kernel_72})
+            if (cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))
+                return e;
+        set = true;
     }
     kernel<<<c.grid, kThreads, kSmemAlloc, stream>>>(*p, ws, c);
     if (cudaError_t e = cudaGetLastError())
