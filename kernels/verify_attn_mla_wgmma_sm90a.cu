@@ -28,7 +28,8 @@
 //   A tile of 64 keys is 9 consecutive ring blocks, one per k-block of 64 dims: k-block j is
 //   the A operand of Sᵀ's k-steps 4j..4j+3 and, read M-major (the transpose bit), of Oᵀ's
 //   value dims 64j..64j+63, so K and V share one copy. Two whole tiles (144 KB) do not fit
-//   beside q.
+//   beside q. Units of 64 rows leave 10 KB more (q and Pᵀ at 64 rows), enough for a 17th
+//   block (see kRing).
 // - Warpgroup 0 produces: each warp copies 16 key rows of every tile, 4 rows a cp.async
 //   instruction (8 lanes a row, one 16-byte chunk each, swizzled; see produce() for why 4);
 //   every ring block has a "full" mbarrier (completed by the copies, cp.async.mbarrier.arrive) and
@@ -59,7 +60,9 @@
 //   reduced once per piece.
 // - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
-//   position q - 7 (16 slots). So tile t+1's first 7 positions are copied once Oᵀ(t-1) is done,
+//   position q - 7 (16 slots; with the 17 of 64-row units, tile t-1's position q + 1 (q < 8) or
+//   tile t's rope block, so no position waits for Oᵀ(t)). So tile t+1's first 7 positions are
+//   copied once Oᵀ(t-1) is done,
 //   which now runs beside Sᵀ(t) instead of before it: the copies' exposed latency grew (a build
 //   without copies: 18% faster at bs 8 × 91k, against 16% for the split consumers), and
 //   putting those positions in L2 earlier made the long shapes slower: per line a tile ahead,
@@ -95,7 +98,14 @@ constexpr int kKeys = 64;                       // keys per tile: the M of one w
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
 constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the N of Sᵀ and Oᵀ): see config_for
-constexpr int kRing = 16;                       // KV ring, in k-blocks
+// KV ring, in k-blocks, per unit size. 16 at 72 rows (what fits beside q), where tile t+1's
+// last position reuses the slot of tile t's first value block, so Sᵀ(t+1) waits for Oᵀ(t)'s
+// first group and that copy. At 64 rows q and Pᵀ are 10 KB smaller and a 17th block fits:
+// tile t+1's nine positions reuse tile t-1's eight value blocks and tile t's rope block, and no
+// Sᵀ waits for the Oᵀ beside it. A/B in two machine starts (results/h200/NOTES.md, twelfth):
+// tree-eagle64 104.4 → 100.7 and 104.7 → 100.9 µs, 16-token chain 0.962 / 0.961, 8-node EAGLE
+// tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5).
+template <int kRows> constexpr int kRing = kRows == kMidRows ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
 // slot of tile t's position q - 7: position 7 reuses the rope block's, free once Sᵀ(t) is done,
@@ -137,9 +147,9 @@ template <int kRows> struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][kRows rows][128 B]
     static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;  // [kRows rows][128 B] Pᵀ
     static constexpr int kv = p + kQBlockBytes<kRows>;           // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
+    static constexpr int bars = kv + kRing<kRows> * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
                                                                  // pready, sums, written
-    static constexpr int rm = bars + (2 * kRing + 6) * 8;        // [kRows] reference max of each row
+    static constexpr int rm = bars + (2 * kRing<kRows> + 6) * 8;        // [kRows] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [kRows] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][kRows] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
@@ -166,16 +176,16 @@ struct PieceState : PieceRows {
     bool more;
 };
 
-struct Barriers {
+template <int kR> struct Barriers { // kR: the ring's blocks
     unsigned base;
     __device__ unsigned full(int s) const { return base + 8 * s; }
-    __device__ unsigned empty(int s) const { return base + 8 * (kRing + s); }
-    __device__ unsigned qfull() const { return base + 8 * (2 * kRing); }
-    __device__ unsigned qempty() const { return base + 8 * (2 * kRing + 1); }
-    __device__ unsigned pfree() const { return base + 8 * (2 * kRing + 2); }  // both Oᵀ done with Pᵀ
-    __device__ unsigned pready() const { return base + 8 * (2 * kRing + 3); } // Pᵀ and its rescale published
-    __device__ unsigned sums() const { return base + 8 * (2 * kRing + 4); }   // the piece's row sums in rsum
-    __device__ unsigned written() const { return base + 8 * (2 * kRing + 5); } // the value warpgroups done with rsum
+    __device__ unsigned empty(int s) const { return base + 8 * (kR + s); }
+    __device__ unsigned qfull() const { return base + 8 * (2 * kR); }
+    __device__ unsigned qempty() const { return base + 8 * (2 * kR + 1); }
+    __device__ unsigned pfree() const { return base + 8 * (2 * kR + 2); }  // both Oᵀ done with Pᵀ
+    __device__ unsigned pready() const { return base + 8 * (2 * kR + 3); } // Pᵀ and its rescale published
+    __device__ unsigned sums() const { return base + 8 * (2 * kR + 4); }   // the piece's row sums in rsum
+    __device__ unsigned written() const { return base + 8 * (2 * kR + 5); } // the value warpgroups done with rsum
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
@@ -200,7 +210,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
 // at one head).
 template <int kRows>
-__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers &bar, unsigned qs,
+__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kRing<kRows>> &bar, unsigned qs,
                        uint32_t pieces)
 {
     const int tid = threadIdx.x, ch = tid % 8;
@@ -230,7 +240,7 @@ template <int kRows>
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
                         PieceState &ps, bool going)
 {
-    const Barriers bar{smem_u32(sm + Smem<kRows>::bars)};
+    const Barriers<kRing<kRows>> bar{smem_u32(sm + Smem<kRows>::bars)};
     const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
     const unsigned kv = smem_u32(sm + Smem<kRows>::kv), qs = smem_u32(sm + Smem<kRows>::q);
     uint32_t blk = 0, pieces = 0;
@@ -254,10 +264,11 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 valid[i] = (int64_t)tile * kKeys + row[i] < ps.keys;
                 src[i] = reinterpret_cast<const char *>(p.kv_buffer + sl * p.stride_kv_slot) + 16 * ch;
             }
-            // The tile's last two positions are copied only when the previous tile frees their
-            // slots (its rope block after the scorer's Sᵀ, its first value block after Oᵀ's
-            // first group), about a tile from now: their lines go to L2 now, so that those copies
-            // hit there.
+            // The tile's last two positions are copied only when their slots are freed (at 72
+            // rows the previous tile's rope block after the scorer's Sᵀ and its first value block
+            // after Oᵀ's first group; at 64 rows that rope block and the last value block of the
+            // tile before), about a tile from now: their lines go to L2 now, so that those
+            // copies hit there.
             if (ch < 2)
 #pragma unroll
                 for (int i = 0; i < 4; i++)
@@ -266,8 +277,8 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
                 slot = ps.key_slot(p, (int64_t)(tile + 1) * kKeys + key);
             for (int b = 0; b < kBlocks; b++, blk++) {
-                const int s = blk % kRing;
-                mbar_wait(bar.empty(s), ((blk / kRing) & 1) ^ 1);
+                const int s = blk % kRing<kRows>;
+                mbar_wait(bar.empty(s), ((blk / kRing<kRows>) & 1) ^ 1);
                 const unsigned dst = kv + s * kBlockBytes;
 #pragma unroll
                 for (int i = 0; i < 4; i++)
@@ -290,7 +301,7 @@ template <int kRows> struct Worker {
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
-    const Barriers bar;
+    const Barriers<kRing<kRows>> bar;
     const int warp, lane, g, t;
 
     __device__ Worker(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_)
@@ -305,7 +316,7 @@ template <int kRows> struct Worker {
     template <class F> __device__ void release(uint32_t blk, int n, F pos) const
     {
         if (lane < n)
-            mbar_arrive(bar.empty((blk + pos(lane)) % kRing));
+            mbar_arrive(bar.empty((blk + pos(lane)) % kRing<kRows>));
     }
 };
 
@@ -353,7 +364,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
-            mbar_wait(bar.full((blk + b) % kRing), ((blk + b) / kRing) & 1);
+            mbar_wait(bar.full((blk + b) % kRing<kRows>), ((blk + b) / kRing<kRows>) & 1);
         if (kFenceCopies)
             fence_proxy_async();
         wgmma_fence();
@@ -367,7 +378,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
     {
         if constexpr (B < kBlocks) {
             await_blocks(blk, B, B + 1);
-            const uint64_t da = desc_add(kv0, ((blk + B) % kRing) * kBlockBytes);
+            const uint64_t da = desc_add(kv0, ((blk + B) % kRing<kRows>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
                 Wgmma<kRows, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kRows> + 32 * ks),
@@ -575,7 +586,7 @@ template <int kRows> struct Valuer : Worker<kRows> {
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing) * kBlockBytes);
+            const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing<kRows>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
                 Wgmma<kRows, 1>::mma(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
@@ -727,8 +738,8 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
     if (threadIdx.x % 128 == 0)
         going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + S::kv), total);
     if (threadIdx.x == 0) {
-        const Barriers bar{smem_u32(sm + S::bars)};
-        for (int s = 0; s < kRing; s++) {
+        const Barriers<kRing<kRows>> bar{smem_u32(sm + S::bars)};
+        for (int s = 0; s < kRing<kRows>; s++) {
             mbar_init(bar.full(s), 128);
             mbar_init(bar.empty(s), 8); // the scorer's 4 warps and the reading value warpgroup's 4
         }
