@@ -107,9 +107,10 @@ constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the
 // tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5).
 template <int kRows> constexpr int kRing = kRows == kMidRows ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
-// reads), then dims 0-511 (position 1 + b: block b). Tile t+1's position q >= 7 reuses the
-// slot of tile t's position q - 7: position 7 reuses the rope block's, free once Sᵀ(t) is done,
-// and position 8 the first value block's, free once its Oᵀ MMAs (committed apart) are done.
+// reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
+// q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
+// once Sᵀ(t) is done, and position 8 the first value block's, free once its Oᵀ MMAs (committed
+// apart) are done; in the 17-block ring only position 8 reuses tile t's, the rope block's.
 __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
@@ -147,9 +148,9 @@ template <int kRows> struct Smem {
     static constexpr int q = 0;                                  // [9 k-blocks][kRows rows][128 B]
     static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;  // [kRows rows][128 B] Pᵀ
     static constexpr int kv = p + kQBlockBytes<kRows>;           // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing<kRows> * kBlockBytes;        // u64 full[kRing], empty[kRing], qfull, qempty, pfree,
-                                                                 // pready, sums, written
-    static constexpr int rm = bars + (2 * kRing<kRows> + 6) * 8;        // [kRows] reference max of each row
+    static constexpr int bars = kv + kRing<kRows> * kBlockBytes; // u64 full[kRing], empty[kRing], qfull, qempty,
+                                                                 // pfree, pready, sums, written
+    static constexpr int rm = bars + (2 * kRing<kRows> + 6) * 8; // [kRows] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [kRows] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][kRows] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
