@@ -64,6 +64,34 @@ __device__ __forceinline__ void value_groups(float (&o)[4][kRows / 2], unsigned 
     }
 }
 
+// One party's rounds (the scorer's when kScorer, a value warpgroup's otherwise): every thread
+// meets the others at a round's start; in the orders that put the other party first it waits
+// for it to have issued, in those that put it first it tells the other party once it has.
+// Returns the clocks from each round's start to its MMAs done, summed.
+template <bool kScorer, class Acc>
+__device__ __forceinline__ long long timed_rounds(Acc &acc, unsigned a, unsigned b, int rounds, bool runs, int order)
+{
+    const int first = kScorer ? kScorerFirst : kValuesFirst, after = kScorer ? kValuesFirst : kScorerFirst;
+    long long total = 0;
+    for (int r = 0; r < rounds; r++) {
+        __syncthreads();
+        const long long t0 = clock64();
+        if (runs) {
+            if (order == after)
+                named_barrier(1, kParties);
+            if constexpr (kScorer)
+                score_chain(acc, a, b);
+            else
+                value_groups(acc, a, b);
+            if (order == first)
+                asm volatile("bar.arrive 1, %0;" ::"r"(kParties) : "memory");
+            wgmma_wait<0>();
+        }
+        total += clock64() - t0;
+    }
+    return total;
+}
+
 __global__ void __launch_bounds__(kThreads, 1) order_probe(unsigned long long *clocks, float *sink, int rounds, int order)
 {
     extern __shared__ unsigned char smem_raw[];
@@ -76,58 +104,23 @@ __global__ void __launch_bounds__(kThreads, 1) order_probe(unsigned long long *c
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
     const bool scorer = wg == 1;
     const bool runs = wg > 0 && (order == kScorerAlone ? scorer : order == kValuesAlone ? !scorer : true);
-    long long total;
+    long long total = 0;
     float x = 0.f;
     if (wg == 0) { // the producer's place: meets the others at each round's start, nothing else
         setmaxnreg_dec<kIdleRegs>();
-        total = 0;
         for (int r = 0; r < rounds; r++)
             __syncthreads();
     } else if (scorer) { // each party's accumulators live only in its own branch, as in mla_wgmma
         setmaxnreg_dec<kScorerRegs>();
-        float s[kRows / 2];
-#pragma unroll
-        for (int i = 0; i < kRows / 2; i++)
-            s[i] = 0.f;
-        total = 0;
-        for (int r = 0; r < rounds; r++) { // every thread meets the others at a round's start
-            __syncthreads();
-            const long long t0 = clock64();
-            if (runs) {
-                if (order == kValuesFirst)
-                    named_barrier(1, kParties);
-                score_chain(s, a, b);
-                if (order == kScorerFirst)
-                    asm volatile("bar.arrive 1, %0;" ::"r"(kParties) : "memory");
-                wgmma_wait<0>();
-            }
-            total += clock64() - t0;
-        }
+        float s[kRows / 2] = {};
+        total = timed_rounds<true>(s, a, b, rounds, runs, order);
 #pragma unroll
         for (int i = 0; i < kRows / 2; i++)
             x += s[i];
     } else {
         setmaxnreg_inc<kValueRegs>();
-        float o[4][kRows / 2];
-#pragma unroll
-        for (int i = 0; i < kRows / 2; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                o[j][i] = 0.f;
-        total = 0;
-        for (int r = 0; r < rounds; r++) {
-            __syncthreads();
-            const long long t0 = clock64();
-            if (runs) {
-                if (order == kScorerFirst)
-                    named_barrier(1, kParties);
-                value_groups(o, a, b);
-                if (order == kValuesFirst)
-                    asm volatile("bar.arrive 1, %0;" ::"r"(kParties) : "memory");
-                wgmma_wait<0>();
-            }
-            total += clock64() - t0;
-        }
+        float o[4][kRows / 2] = {};
+        total = timed_rounds<false>(o, a, b, rounds, runs, order);
 #pragma unroll
         for (int i = 0; i < kRows / 2; i++)
 #pragma unroll
