@@ -22,6 +22,19 @@ struct Tool {
         }
     }
 
+    // Runs a timing probe twice (the first launch warms up) with its clock counters zeroed
+    // before each, then copies the second run's counters (bytes of them) to host.
+    template <class Launch> void warm_then_read(Launch launch, void *counters, size_t bytes, void *host) const
+    {
+        for (int rep = 0; rep < 2; rep++) {
+            check(cudaMemset(counters, 0, bytes), "cudaMemset");
+            launch();
+            check(cudaGetLastError(), "a probe launch");
+            check(cudaDeviceSynchronize(), "a probe kernel");
+        }
+        check(cudaMemcpy(host, counters, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+
     // The current GPU's SM count; one line and exit 1 when it is not a Hopper GPU.
     int hopper_sms() const
     {

@@ -156,13 +156,8 @@ int main(int argc, char **argv)
     printf("| order | scorer's chain done | value warpgroups done |\n|---|---:|---:|\n");
     for (int order = 0; order < kOrders; order++) {
         unsigned long long c[3] = {0, 0, 0};
-        for (int rep = 0; rep < 2; rep++) { // the first launch warms up; the second is reported
-            tool.check(cudaMemset(clocks, 0, sizeof c), "cudaMemset");
-            order_probe<<<sms, kThreads, kSmem>>>(clocks, sink, rounds, order);
-            tool.check(cudaGetLastError(), "a probe launch");
-            tool.check(cudaDeviceSynchronize(), "a probe kernel");
-        }
-        tool.check(cudaMemcpy(c, clocks, sizeof c, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        tool.warm_then_read([&] { order_probe<<<sms, kThreads, kSmem>>>(clocks, sink, rounds, order); }, clocks,
+                            sizeof c, c);
         const double sc = (double)c[0] / rounds, va = (double)(c[1] > c[2] ? c[1] : c[2]) / rounds;
         char sbuf[32] = "-", vbuf[32] = "-";
         if (order != kValuesAlone)

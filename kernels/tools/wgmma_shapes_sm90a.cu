@@ -75,13 +75,8 @@ template <int N, int TransA> void rows(int sms, int iters, unsigned long long *c
                "cudaFuncSetAttribute");
     for (int wgs = 1; wgs <= 2; wgs++) {
         unsigned long long c = 0;
-        for (int rep = 0; rep < 2; rep++) { // the first launch warms up; the second is reported
-            tool.check(cudaMemset(clocks, 0, sizeof c), "cudaMemset");
-            shape_rate<N, TransA><<<sms, 256, kSmem>>>(clocks, sink, iters, wgs);
-            tool.check(cudaGetLastError(), "a probe launch");
-            tool.check(cudaDeviceSynchronize(), "a probe kernel");
-        }
-        tool.check(cudaMemcpy(&c, clocks, sizeof c, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        tool.warm_then_read([&] { shape_rate<N, TransA><<<sms, 256, kSmem>>>(clocks, sink, iters, wgs); }, clocks,
+                            sizeof c, &c);
         const double per = (double)c / ((double)iters * 4 * wgs); // SM clocks per wgmma
         printf("| %d | %s | %d | %.1f | %.0f | %.0f |\n", N, TransA ? "M-major" : "K-major", wgs, per,
                2.0 * 64 * N * 16 / per, (2048.0 + 32.0 * N) / per);
