@@ -803,7 +803,7 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
     const auto units = [rows](int unit_rows) { return (rows + unit_rows - 1) / unit_rows; };
     c.rows = rows <= kFewRows ? kFewRows : units(kMidRows) == units(kMaxRows) ? kMidRows : kMaxRows;
-    c.row_tiles = rows > 0 ? (int)((rows + c.rows - 1) / c.rows) : 1;
+    c.row_tiles = rows > 0 ? (int)units(c.rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
     return c;

@@ -22,6 +22,18 @@ struct Tool {
         }
     }
 
+    // The tool's one optional count argument (argv[1]), def without it; a usage line and exit 2
+    // when there are more arguments or the count is not in 1..1000000.
+    int count_arg(int argc, char **argv, int def, const char *usage) const
+    {
+        int n = def;
+        if (argc > 2 || (argc == 2 && ((n = atoi(argv[1])) < 1 || n > 1000000))) {
+            fprintf(stderr, "%s\n", usage);
+            exit(2);
+        }
+        return n;
+    }
+
     // Runs a timing probe twice (the first launch warms up) with its clock counters zeroed
     // before each, then copies the second run's counters (bytes of them) to host.
     template <class Launch> void warm_then_read(Launch launch, void *counters, size_t bytes, void *host) const

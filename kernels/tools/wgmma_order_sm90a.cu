@@ -137,11 +137,7 @@ __global__ void __launch_bounds__(kThreads, 1) order_probe(unsigned long long *c
 
 int main(int argc, char **argv)
 {
-    int rounds = 2000;
-    if (argc > 2 || (argc == 2 && ((rounds = atoi(argv[1])) < 1 || rounds > 1000000))) {
-        fprintf(stderr, "usage: wgmma_order [ROUNDS]  (1 to 1000000; default 2000)\n");
-        return 2;
-    }
+    const int rounds = tool.count_arg(argc, argv, 2000, "usage: wgmma_order [ROUNDS]  (1 to 1000000; default 2000)");
     const int sms = tool.hopper_sms();
     unsigned long long *clocks;
     float *sink;

@@ -88,11 +88,8 @@ template <int N, int TransA> void rows(int sms, int iters, unsigned long long *c
 
 int main(int argc, char **argv)
 {
-    int iters = 4000;
-    if (argc > 2 || (argc == 2 && ((iters = atoi(argv[1])) < 1 || iters > 1000000))) {
-        fprintf(stderr, "usage: wgmma_shapes [ITERATIONS]  (groups of 4 wgmma per warpgroup, 1 to 1000000; default 4000)\n");
-        return 2;
-    }
+    const int iters = tool.count_arg(argc, argv, 4000,
+                                     "usage: wgmma_shapes [ITERATIONS]  (groups of 4 wgmma per warpgroup, 1 to 1000000; default 4000)");
     const int sms = tool.hopper_sms();
     unsigned long long *clocks;
     float *sink;
