@@ -177,7 +177,8 @@ struct PieceState : PieceRows {
     bool more;
 };
 
-template <int kR> struct Barriers { // kR: the ring's blocks
+template <int kRows> struct Barriers { // for kRows-row units: kRing<kRows> blocks
+    static constexpr int kR = kRing<kRows>;
     unsigned base;
     __device__ unsigned full(int s) const { return base + 8 * s; }
     __device__ unsigned empty(int s) const { return base + 8 * (kR + s); }
@@ -211,7 +212,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
 // at one head).
 template <int kRows>
-__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kRing<kRows>> &bar, unsigned qs,
+__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kRows> &bar, unsigned qs,
                        uint32_t pieces)
 {
     const int tid = threadIdx.x, ch = tid % 8;
@@ -241,7 +242,7 @@ template <int kRows>
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
                         PieceState &ps, bool going)
 {
-    const Barriers<kRing<kRows>> bar{smem_u32(sm + Smem<kRows>::bars)};
+    const Barriers<kRows> bar{smem_u32(sm + Smem<kRows>::bars)};
     const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
     const unsigned kv = smem_u32(sm + Smem<kRows>::kv), qs = smem_u32(sm + Smem<kRows>::q);
     uint32_t blk = 0, pieces = 0;
@@ -302,7 +303,7 @@ template <int kRows> struct Worker {
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
-    const Barriers<kRing<kRows>> bar;
+    const Barriers<kRows> bar;
     const int warp, lane, g, t;
 
     __device__ Worker(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_)
@@ -739,7 +740,7 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
     if (threadIdx.x % 128 == 0)
         going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + S::kv), total);
     if (threadIdx.x == 0) {
-        const Barriers<kRing<kRows>> bar{smem_u32(sm + S::bars)};
+        const Barriers<kRows> bar{smem_u32(sm + S::bars)};
         for (int s = 0; s < kRing<kRows>; s++) {
             mbar_init(bar.full(s), 128);
             mbar_init(bar.empty(s), 8); // the scorer's 4 warps and the reading value warpgroup's 4

@@ -7,9 +7,8 @@
 // results/h200/NOTES.md reads its output. Built for sm_90a; runs on an H100/H200.
 //
 // One CTA of four warpgroups per SM (an idle producer, a scorer, two value warpgroups, with
-// mla_wgmma's register split), operands in shared
-// memory (128-byte-swizzled, arbitrary bf16), each round started by __syncthreads. Orders:
-// each party alone; the scorer's chain issued first (the value warpgroups wait on a named
+// mla_wgmma's register split), operands in shared memory (128-byte-swizzled, arbitrary bf16),
+// each round started by __syncthreads. Orders: each party alone; the scorer's chain issued first (the value warpgroups wait on a named
 // barrier it arrives on after issuing); the value warpgroups' first; all at once. Each
 // warpgroup's first thread records clock64 from the round's start to its last MMA's
 // completion; the table gives the mean over rounds, the slowest SM's.
@@ -28,11 +27,11 @@ namespace {
 
 using namespace vb;
 
-constexpr int kRows = 72;                    // N of every MMA: a 72-row unit
-constexpr int kSmem = 64 * 1024 + 1024;      // A blocks, then B; room to align to 1024 B
-constexpr int kThreads = 4 * 128;          // an idle producer, the scorer, two value warpgroups
+constexpr int kRows = 72;               // N of every MMA: a 72-row unit
+constexpr int kSmem = 64 * 1024 + 1024; // A blocks, then B; room to align to 1024 B
+constexpr int kThreads = 4 * 128;       // an idle producer, the scorer, two value warpgroups
 constexpr int kIdleRegs = 40, kScorerRegs = 112, kValueRegs = 176; // mla_wgmma's setmaxnreg split
-constexpr int kParties = 3 * 128;           // the threads that meet at the order barrier
+constexpr int kParties = 3 * 128;       // the threads that meet at the order barrier
 constexpr int kScoreMmas = 36, kValueMmas = 16;
 
 enum Order { kScorerAlone, kValuesAlone, kScorerFirst, kValuesFirst, kTogether, kOrders };
