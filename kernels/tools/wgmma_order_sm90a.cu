@@ -8,10 +8,11 @@
 //
 // One CTA of four warpgroups per SM (an idle producer, a scorer, two value warpgroups, with
 // mla_wgmma's register split), operands in shared memory (128-byte-swizzled, arbitrary bf16),
-// each round started by __syncthreads. Orders: each party alone; the scorer's chain issued first (the value warpgroups wait on a named
-// barrier it arrives on after issuing); the value warpgroups' first; all at once. Each
-// warpgroup's first thread records clock64 from the round's start to its last MMA's
-// completion; the table gives the mean over rounds, the slowest SM's.
+// each round started by __syncthreads. Orders: each party alone; the scorer's chain issued
+// first (the value warpgroups wait on a named barrier it arrives on after issuing); the value
+// warpgroups' first; all at once. Each warpgroup's first thread records clock64 from the
+// round's start to its last MMA's completion; the table gives the mean over rounds, the
+// slowest SM's.
 //
 // usage: wgmma_order [ROUNDS]   (default 2000)
 #include <cstdint>
