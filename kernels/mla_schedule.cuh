@@ -195,7 +195,9 @@ __device__ __forceinline__ void store_partial_m16n8(float *acc, int dv, int nrow
 // threads (start_positions needs the whole block), then walked piece by piece.
 // kTag: a file with several kernels gives each its own Schedule type, so that each keeps
 // start_positions' shared scratch to itself (mla_wgmma's 72-, 64- and 16-row kernels).
-template <int kKeys, int kThreads, int kTag = 0> struct Schedule {
+// kHalves: CTAs that share each span (2: a CTA pair, each taking half of every unit's rows; the
+// cut is then over grid / 2 spans and CTAs 2g and 2g + 1 walk span g).
+template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedule {
     int span, begin, end; // this CTA's positions [begin, end)
     int b, rt;            // the unit the walk is at
     int64_t unit_start;   // its first position
@@ -259,8 +261,9 @@ template <int kKeys, int kThreads, int kTag = 0> struct Schedule {
     __host__ __device__ bool start(const vb_verify_params &p, const SchedConfig &c, const int *pos, int total,
                                    int host_cta = 0)
     {
-        span = max((total + c.grid - 1) / c.grid, c.min_span);
-        begin = schedule_cta(host_cta) * span;
+        const int cuts = c.grid / kHalves;
+        span = max((total + cuts - 1) / cuts, c.min_span);
+        begin = schedule_cta(host_cta) / kHalves * span;
         end = min(begin + span, total);
         if (begin >= end)
             return false;
@@ -283,7 +286,7 @@ template <int kKeys, int kThreads, int kTag = 0> struct Schedule {
     // The next non-empty piece of this CTA, or false when its span is done.
     __host__ __device__ bool next(const vb_verify_params &p, const SchedConfig &c, Piece &pc, int host_cta = 0)
     {
-        const int cta = schedule_cta(host_cta);
+        const int cta = schedule_cta(host_cta) / kHalves; // the span's index
         for (;;) {
             while (rt >= req.row_tiles) { // requests without draft tokens have no units
                 if (++b >= p.batch)

@@ -1,14 +1,16 @@
 /* The device schedule's cut, walked on the host (kernels/testing/schedule_check.h): on the
- * shipped shapes and on random batches, for mla_wgmma's and mla_onepass's configurations, every
- * tile of every unit lands in exactly one piece, no two pieces share a partial slot, and the
- * combine merges every cut row once; and the check does fail when a piece is dropped, two
- * pieces share a slot or the combine skips a row. */
+ * shipped shapes and on random batches, for mla_wgmma's and mla_onepass's configurations (and
+ * mla_wgmma's row pairs), every tile of every unit lands in exactly one piece, no two pieces
+ * share a partial slot, the combine merges every cut row once and the two CTAs of a pair walk
+ * the same pieces; and the check does fail when a piece is dropped, two pieces share a slot,
+ * the combine skips a row or a pair's CTAs disagree. */
 #include "vbtest.h"
 
 #include "prng.h"
 #include "testing/schedule_check.h"
 
-static const vb_sched_config kWgmma = {64, 72, 3, 1, 132};
+static const vb_sched_config kWgmma = {64, 72, 3, 1, 132, 1};
+static const vb_sched_config kWgmmaPairs = {64, 72, 3, 1, 132, 2}; /* short launches: row pairs */
 
 static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, const vb_sched_config *cfg, int bug,
                          long *pieces, long *cut, char *why, size_t n)
@@ -32,6 +34,9 @@ static void test_shipped_shapes(void)
                                sizeof why);
         CHECK_MSG(rc == 0, "bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
         CHECK(pieces >= shapes[i].batch);
+        rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmmaPairs, VB_SCHED_NO_BUG, &pieces, &cut, why,
+                           sizeof why);
+        CHECK_MSG(rc == 0, "row pairs, bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
     }
     /* One 200k-token request is spread over (nearly) every CTA; one 1-token request is one piece. */
     char why[256] = "";
@@ -46,7 +51,7 @@ static void test_random_batches(void)
 {
     vb_prng rng = vb_prng_make(20261201, 7);
     const int heads_choice[] = {1, 8, 16, 64}, grid_choice[] = {1, 2, 7, 132, 148};
-    long cases = 0, with_cut = 0, with_direct = 0;
+    long cases = 0, with_cut = 0, with_direct = 0, paired = 0;
     for (int i = 0; i < 3000; i++) {
         int64_t p[64], t[64];
         const int batch = (int)vb_prng_range(&rng, 1, 64);
@@ -57,26 +62,30 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma */
-            cfg = (vb_sched_config){64, 72, 3, 1, 132};
+        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma, one CTA or a row pair a span */
+            cfg = (vb_sched_config){64, 72, 3, 1, 132, (int)vb_prng_range(&rng, 1, 2)};
         else /* mla_onepass: 32-key tiles, 8 to 72 rows a unit */
-            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132};
+            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132, 1};
         cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
+        if (cfg.grid < cfg.halves)
+            cfg.grid = cfg.halves;
         if (vb_prng_range(&rng, 0, 7) == 0)
             cfg.min_span = (int)vb_prng_range(&rng, 2, 8);
         const int heads = heads_choice[vb_prng_range(&rng, 0, 3)];
         char why[256] = "";
         long pieces = 0, cut = 0;
         const int rc = vb_schedule_check(batch, p, t, heads, &cfg, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why);
-        CHECK_MSG(rc == 0, "case %d (batch %d, heads %d, %d keys, %d rows, grid %d, min_span %d): %s", i, batch, heads,
-                  cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, why);
+        CHECK_MSG(rc == 0, "case %d (batch %d, heads %d, %d keys, %d rows, grid %d, min_span %d, halves %d): %s", i,
+                  batch, heads, cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, cfg.halves, why);
+        paired += cfg.halves == 2;
         cases++;
         with_cut += cut > 0;
         with_direct += pieces > cut;
     }
     /* Both kinds of unit were exercised, not only one. */
-    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4, "%ld cases: %ld with cut units, %ld with direct ones",
-              cases, with_cut, with_direct);
+    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8,
+              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs", cases, with_cut, with_direct,
+              paired);
 }
 
 static void test_planted_bugs(void)
@@ -102,6 +111,11 @@ static void test_planted_bugs(void)
         CHECK_MSG(rc == 1 && strstr(why, "merged"), "a dropped combine row at bs %d x %lld: rc %d, %s", batches[i],
                   (long long)prefixes[i], rc, why);
     }
+    /* The CTAs of a row pair disagreeing, and the other checks still seeing the pairs' cut. */
+    rc = check_uniform(8, 4096, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "pair"), "a pair's CTAs disagreeing: rc %d, %s", rc, why);
+    rc = check_uniform(1, 512, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on row pairs: rc %d, %s", rc, why);
 }
 
 static void test_refusals(void)

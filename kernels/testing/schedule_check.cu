@@ -26,7 +26,7 @@ int fail(char *why, size_t n, int code, const char *fmt, long a, long b, long c)
 }
 
 // The pieces of every CTA, in walk order.
-template <int kKeys>
+template <int kKeys, int kHalves>
 std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
 {
     std::vector<int> pos((size_t)p.batch + 1, 0);
@@ -34,7 +34,7 @@ std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
         pos[b + 1] = pos[b] + unit_cost(load_request<kKeys>(p, c, b), c);
     std::vector<Walked> out;
     for (int g = 0; g < c.grid; g++) {
-        Schedule<kKeys, 128> s;
+        Schedule<kKeys, 128, 0, kHalves> s;
         if (!s.start(p, c, pos.data(), pos[p.batch], g))
             continue;
         Piece pc;
@@ -42,6 +42,38 @@ std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
             out.push_back({g, pc});
     }
     return out;
+}
+
+bool same_piece(const Piece &x, const Piece &y)
+{
+    return x.b == y.b && x.rt == y.rt && x.tile_lo == y.tile_lo && x.tile_hi == y.tile_hi && x.direct == y.direct &&
+           x.slot == y.slot && x.plan_owner == y.plan_owner && x.plan.pieces == y.plan.pieces &&
+           x.plan.slot0 == y.plan.slot0;
+}
+
+// Row pairs: CTAs 2g and 2g + 1 must walk the same pieces (each computes half of their rows),
+// and a CTA past the last pair (an odd grid) none. Returns the pieces of the first CTA of each
+// pair, named by the pair's index: the cut over grid / 2 CTAs that the other checks see.
+int pair_pieces(const std::vector<Walked> &all, int grid, std::vector<Walked> &out, char *why, size_t n)
+{
+    std::vector<std::vector<Piece>> of_cta((size_t)grid);
+    for (const Walked &w : all)
+        of_cta[(size_t)w.cta].push_back(w.pc);
+    for (int g = 0; g + 1 < grid; g += 2) {
+        const std::vector<Piece> &a = of_cta[(size_t)g], &b = of_cta[(size_t)g + 1];
+        if (a.size() != b.size())
+            return fail(why, n, 1, "CTAs %ld and %ld of a pair walked %ld and a different number of pieces", g, g + 1,
+                        (long)a.size());
+        for (size_t k = 0; k < a.size(); k++) {
+            if (!same_piece(a[k], b[k]))
+                return fail(why, n, 1, "CTAs %ld and %ld of a pair differ at piece %ld", g, g + 1, (long)k);
+            out.push_back({g / 2, a[k]});
+        }
+    }
+    if (grid % 2 && !of_cta[(size_t)grid - 1].empty())
+        return fail(why, n, 1, "CTA %ld, outside every pair, walked %ld pieces", grid - 1,
+                    (long)of_cta[(size_t)grid - 1].size(), 0);
+    return 0;
 }
 
 // The checks of schedule_check.h over the walked pieces.
@@ -149,8 +181,8 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
 }
 
 template <int kKeys>
-int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pieces_out, long *cut_out, char *why,
-        size_t n)
+int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, long *pieces_out, long *cut_out,
+        char *why, size_t n)
 {
     int64_t positions = 0; // the device sums them in an int
     for (int b = 0; b < p.batch; b++) {
@@ -160,7 +192,21 @@ int run(const vb_verify_params &p, const SchedConfig &c, int plant_bug, long *pi
     if (positions > INT32_MAX)
         return fail(why, n, 2, "%ld positions do not fit the schedule's int (batch %ld, heads %ld)", (long)positions,
                     p.batch, p.heads);
-    std::vector<Walked> pieces = walk<kKeys>(p, c);
+    std::vector<Walked> pieces;
+    if (halves == 2) {
+        std::vector<Walked> all = walk<kKeys, 2>(p, c);
+        if (plant_bug == VB_SCHED_BUG_TWIN) // the second CTA of a pair ends its first piece a tile late
+            for (Walked &w : all)
+                if (w.cta % 2) {
+                    w.pc.tile_hi++;
+                    break;
+                }
+        if (int rc = pair_pieces(all, c.grid, pieces, why, n))
+            return rc;
+        c.grid /= 2; // the spans, each walked by one pair
+    } else {
+        pieces = walk<kKeys, 1>(p, c);
+    }
     if (plant_bug == VB_SCHED_BUG_DROP_PIECE && !pieces.empty())
         pieces.erase(pieces.begin() + (long)pieces.size() / 2);
     if (plant_bug == VB_SCHED_BUG_SHARED_SLOT) // a non-owner piece writes its CTA's other slot
@@ -182,9 +228,11 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
                                  const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out,
                                  char *why, size_t n)
 {
-    if (batch < 1 || heads < 1 || cfg->grid < 1 || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 || cfg->min_span < 1)
-        return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span)", batch, heads,
-                    cfg->grid);
+    const int halves = cfg->halves ? cfg->halves : 1;
+    if (batch < 1 || heads < 1 || cfg->grid < halves || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 ||
+        cfg->min_span < 1 || halves > 2)
+        return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span, halves)", batch,
+                    heads, cfg->grid);
     std::vector<int64_t> kv(batch + 1, 0), qo(batch + 1, 0), mask(batch + 1, 0);
     int64_t max_draft = 0;
     for (int b = 0; b < batch; b++) {
@@ -201,9 +249,9 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
     switch (cfg->keys_per_tile) {
     case 64:
-        return run<64>(p, c, plant_bug, pieces_out, cut_out, why, n);
+        return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, why, n);
     case 32:
-        return run<32>(p, c, plant_bug, pieces_out, cut_out, why, n);
+        return run<32>(p, c, halves, plant_bug, pieces_out, cut_out, why, n);
     default:
         return fail(why, n, 2, "no scheduled kernel has %ld keys a tile (64 or 32)", cfg->keys_per_tile, 0, 0);
     }

@@ -12,20 +12,29 @@ extern "C" {
 #endif
 
 /* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
- * per unit, a piece's fixed cost and the smallest span in tiles, and the grid (CTAs). */
+ * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), and the CTAs
+ * that share each span (1, or 2 for mla_wgmma's row pairs; 0 reads as 1). */
 typedef struct {
     int keys_per_tile;
     int rows;
     int c0;
     int min_span;
     int grid;
+    int halves;
 } vb_sched_config;
 
 /* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
-enum { VB_SCHED_NO_BUG = 0, VB_SCHED_BUG_DROP_PIECE = 1, VB_SCHED_BUG_SHARED_SLOT = 2, VB_SCHED_BUG_COMBINE_ROW = 3 };
+enum {
+    VB_SCHED_NO_BUG = 0,
+    VB_SCHED_BUG_DROP_PIECE = 1,
+    VB_SCHED_BUG_SHARED_SLOT = 2,
+    VB_SCHED_BUG_COMBINE_ROW = 3,
+    VB_SCHED_BUG_TWIN = 4 /* row pairs: one CTA of a pair walks a piece its twin does not */
+};
 
 /* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
- * heads query heads) for every CTA of cfg->grid, and checks that every tile of every unit is in
+ * heads query heads) for every CTA of cfg->grid, and checks that CTAs sharing a span (row pairs:
+ * 2g and 2g + 1) walk the same pieces, that every tile of every unit is in
  * exactly one non-empty piece, that the pieces of a unit agree on its plan (piece count, first
  * slot), that exactly its first piece owns the plan, that a unit is written directly exactly
  * when it is one piece, and that the partial slots of cut units are the ones the combine reads
