@@ -17,11 +17,18 @@
 //   for more rows would re-read the KV once per 16 rows (bs 8 × 200k with 72-row requests:
 //   nearly 3 times as long in that build), and choosing on the device by context length cost
 //   the 72-row launches 1-6% (the same NOTES), so the choice is the host's, from the limits.
-//   The 72-row kernel's SASS is identical to the single-size kernel's before this (md5 of the
-//   normalised cuobjdump -sass). A third instantiation runs units of 64 rows when a request
+//   (The 72-row kernel's SASS stayed the single-size kernel's then: md5 of the normalised
+//   cuobjdump -sass.) A third instantiation runs units of 64 rows when a request
 //   needs no more of them than of 72 (17-64 rows; 512 rows as 8 units of 64 rather than 7 of 72
 //   and one of 8 that costs a whole unit's MMAs): A/B, tree-eagle64 110.6 → 104.1 µs, 16-token
 //   chain 47.2 → 44.6, 8-node EAGLE tree 35.8 → 34.0 (results/h200/NOTES.md, eleventh).
+// - Row pairs, for short launches only: the 72-row kernel also holds a 36-row instantiation
+//   (N = 40) and picks it on the device when the cut is short (kPairSpan): CTAs 2g and 2g + 1
+//   then take span g of a cut over half the grid, rows 0-35 and 36-71 of each unit, and write
+//   disjoint rows of one partial slot, so the combine is unchanged. Halving a CTA's rows halves
+//   the latency chain of a short piece (a tile's Sᵀ, softmax and Oᵀ, the partial's 147 KB at an
+//   SM's store rate), but both CTAs read each KV tile (the second from L2) and each wgmma's A
+//   operand from shared memory, so at long contexts the pair is 1.1-1.3× slower (kPairSpan).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -98,14 +105,25 @@ constexpr int kKeys = 64;                       // keys per tile: the M of one w
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
 constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the N of Sᵀ and Oᵀ): see config_for
+// A 72-row unit on a CTA pair: each CTA computes 36 of its rows (N = 40, the next multiple of 8).
+constexpr int kPairRows = 40;
+// The unit a kRows-row kernel works on: its rows (the cut's and the partial slots'), and the
+// share of them one CTA computes.
+template <int kRows> struct UnitOf {
+    static constexpr int halves = kRows == kPairRows ? 2 : 1;
+    static constexpr int rows = halves == 2 ? kMaxRows : kRows;
+    static constexpr int share = rows / halves;
+};
 // KV ring, in k-blocks, per unit size. 16 at 72 rows (what fits beside q), where tile t+1's
 // last position reuses the slot of tile t's first value block, so Sᵀ(t+1) waits for Oᵀ(t)'s
 // first group and that copy. At 64 rows q and Pᵀ are 10 KB smaller and a 17th block fits:
 // tile t+1's nine positions reuse tile t-1's eight value blocks and tile t's rope block, and no
 // Sᵀ waits for the Oᵀ beside it. A/B in two machine starts (results/h200/NOTES.md, twelfth):
 // tree-eagle64 104.4 → 100.7 and 104.7 → 100.9 µs, 16-token chain 0.962 / 0.961, 8-node EAGLE
-// tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5).
-template <int kRows> constexpr int kRing = kRows == kMidRows ? 17 : 16;
+// tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5). A row pair's CTA
+// holds 40 rows of q (46 KB) and fits 21 blocks: tile t+1's positions reuse tile t-1's (q >= 3)
+// and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed).
+template <int kRows> constexpr int kRing = kRows == kPairRows ? 21 : kRows == kMidRows ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
 // q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
@@ -167,15 +185,27 @@ template <int kRows> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>(), "every unit size's layout");
-constexpr int kSmemAlloc = Smem<kMaxRows>::alloc; // every kernel's: the largest layout
+static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>() && smem_fits<kPairRows>(),
+              "every unit size's layout");
+constexpr int kSmemAlloc = Smem<kMaxRows>::alloc > Smem<kPairRows>::alloc ? Smem<kMaxRows>::alloc
+                                                                           : Smem<kPairRows>::alloc; // every kernel's
 
-template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows>;
+template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows, UnitOf<kRows>::halves>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
 struct PieceState : PieceRows {
     bool more;
 };
+
+// Where a CTA's rows of its unit start in the unit's partial slot: row 0, or 36 for the second
+// CTA of a pair.
+template <int kRows> __device__ __forceinline__ int slot_row0(const PieceState &ps)
+{
+    if constexpr (UnitOf<kRows>::halves == 1)
+        return 0;
+    else
+        return ps.row0 - ps.pc.rt * UnitOf<kRows>::rows;
+}
 
 template <int kRows> struct Barriers { // for kRows-row units: kRing<kRows> blocks
     static constexpr int kR = kRing<kRows>;
@@ -195,9 +225,18 @@ template <int kRows>
 __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched<kRows> &sched, PieceState &ps,
                            bool &going, int bar)
 {
+    using U = UnitOf<kRows>;
     if (threadIdx.x % 128 == 0) {
-        if (going && (going = sched.next(p, c, ps.pc)))
-            ps.set_unit(sched.req, kRows, p.heads);
+        while (going && (going = sched.next(p, c, ps.pc))) {
+            ps.set_unit(sched.req, U::rows, p.heads);
+            if constexpr (U::halves == 1)
+                break;
+            const int first = (int)blockIdx.x % 2 * U::share; // this CTA's rows of the unit
+            ps.row0 += first;
+            ps.nrows = min(ps.nrows - first, U::share);
+            if (ps.nrows > 0) // else the unit's rows all fall in the other half
+                break;
+        }
         ps.more = going;
     }
     named_barrier(bar, 128);
@@ -271,7 +310,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             // after Oᵀ's first group; at 64 rows that rope block and the last value block of the
             // tile before), about a tile from now: their lines go to L2 now, so that those
             // copies hit there.
-            if (ch < 2)
+            if (kRing<kRows> < 2 * kBlocks && ch < 2) // deeper rings never wait on the tile before
 #pragma unroll
                 for (int i = 0; i < 4; i++)
                     if (valid[i])
@@ -561,7 +600,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
             if (p.lse)
                 p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
         } else {
-            w.ml[(size_t)ps.pc.slot * kRows + n] = make_float2(rm[n], rsum[n]);
+            w.ml[(size_t)ps.pc.slot * UnitOf<kRows>::rows + slot_row0<kRows>(ps) + n] = make_float2(rm[n], rsum[n]);
         }
     }
 };
@@ -672,7 +711,7 @@ template <int kRows> struct Valuer : Worker<kRows> {
     __device__ void write_partial(const SchedWorkspace &w)
     {
         const int nrows = ps.nrows;
-        float *acc = w.acc + (size_t)ps.pc.slot * kRows * kDv;
+        float *acc = w.acc + ((size_t)ps.pc.slot * UnitOf<kRows>::rows + slot_row0<kRows>(ps)) * kDv;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
@@ -694,7 +733,7 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
         sc.run_tiles(blk, tiles, pieces);
         sc.finish_sums(pieces++);
         sc.write_stats(w);
-        if (ps.pc.plan_owner && threadIdx.x % 128 == 0)
+        if (ps.pc.plan_owner && (UnitOf<kRows>::halves == 1 || blockIdx.x % 2 == 0) && threadIdx.x % 128 == 0)
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
         named_barrier(kBarScorer, 128); // ps is rewritten by the next walk step
     }
@@ -726,19 +765,26 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 // from the launch's limits (config_for). Two plain kernels, each with its own schedule type
 // (Schedule's kTag) and state: as one kernel template, the shared variables came out in another
 // order and ptxas spilled 20 B more in the 72-row kernel; so, its SASS is the one-size kernel's.
+// The dynamic shared memory, 1024-byte aligned (the swizzle atoms need it).
+__device__ __forceinline__ unsigned char *aligned_smem()
+{
+    extern __shared__ unsigned char smem_raw[];
+    return smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
+}
+
+// One CTA's work for units of kRows rows, once the prefix of unit costs is in pos. A kernel per
+// unit size (below), which the host picks from the launch's limits (config_for), each with its
+// own schedule type (Schedule's kTag) and state: as one kernel template, the shared variables
+// came out in another order and ptxas spilled 20 B more in the 72-row kernel.
 template <int kRows>
-__device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
-                                    PieceState *ps)
+__device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+                                         PieceState *ps, unsigned char *sm, int wg, const int *pos, int total)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using S = Smem<kRows>;
-    extern __shared__ unsigned char smem_raw[];
-    unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    const int total = Sched<kRows>::start_positions(p, c, reinterpret_cast<int *>(sm + S::kv));
     bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
     if (threadIdx.x % 128 == 0)
-        going = sched[wg].start(p, c, reinterpret_cast<const int *>(sm + S::kv), total);
+        going = sched[wg].start(p, c, pos, total);
     if (threadIdx.x == 0) {
         const Barriers<kRows> bar{smem_u32(sm + S::bars)};
         for (int s = 0; s < kRing<kRows>; s++) {
@@ -765,15 +811,48 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
         value<kRows>(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
     }
 #else
-    (void)p, (void)ws, (void)c, (void)sched, (void)ps;
+    (void)p, (void)ws, (void)c, (void)sched, (void)ps, (void)sm, (void)wg, (void)pos, (void)total;
 #endif
 }
+
+template <int kRows>
+__device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+                                    PieceState *ps)
+{
+    unsigned char *sm = aligned_smem();
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    int *pos = reinterpret_cast<int *>(sm + Smem<kRows>::kv);
+    const int total = Sched<kRows>::start_positions(p, c, pos);
+    cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
+}
+
+// The 72-row kernel puts each unit on a CTA pair when a launch is short: when the cut would give
+// every CTA at most kPairSpan positions (c0 and tiles). Each CTA of a pair then computes 36 of
+// the unit's rows (N = 40) over the pair's span, which is twice as long: half the Sᵀ, softmax,
+// Oᵀ and partial of a tile per CTA, but every KV tile read by both (the second read from L2:
+// Nsight Compute counted the same DRAM bytes, 212 MB at bs 8 × 23k) and through shared memory
+// by both, with its A operand amortised over 40 columns instead of 72. A/B, pairs everywhere
+// against main (results/h200/NOTES.md, fifteenth): bs 1 × 512 0.894, bs 1 × 32k (span 4) 0.948,
+// bs 8 × 4096 (5) 0.979, bs 8 × 6000 (6) 1.011, bs 8 × 8000 (8) 1.075, bs 8 × 23k (22) 1.185,
+// bs 8 × 91k 1.315; the kernel with both paths and pairs never taken 0.998 (21 records).
+constexpr int kPairSpan = 5;
+static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv &&
+                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars,
+              "the 72-row kernel's prefix array lies in the ring of both of its layouts");
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
 {
     __shared__ Sched<kMaxRows> sched[4];
+    __shared__ Sched<kPairRows> pair_sched[4];
     __shared__ PieceState ps[4];
-    cta<kMaxRows>(p, ws, c, sched, ps);
+    unsigned char *sm = aligned_smem();
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    int *pos = reinterpret_cast<int *>(sm + Smem<kMaxRows>::kv); // inside the ring of both layouts
+    const int total = Sched<kMaxRows>::start_positions(p, c, pos);
+    if ((total + c.grid - 1) / c.grid <= kPairSpan)
+        cta_walk<kPairRows>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
+    else
+        cta_walk<kMaxRows>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
@@ -789,6 +868,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
     __shared__ PieceState ps[4];
     cta<kFewRows>(p, ws, c, sched, ps);
 }
+
 
 // ---- host side ------------------------------------------------------------------------------
 
