@@ -2,8 +2,10 @@
 # compute-sanitizer's memcheck, racecheck, initcheck and synccheck on every registered kernel,
 # eagerly and in CUDA graphs, over small scenarios that reach every code path: one and two
 # row tiles and eight (heads 1, 16, 64), 104 rows (not a multiple of 16), empty prefixes,
-# padded graph buckets and replays with fewer draft tokens, page 64 fragmented, and a mask
-# with hidden prefix columns (other scenario files may be named instead). Needs a GPU.
+# padded graph buckets and replays with fewer draft tokens, page 64 fragmented, a mask with
+# hidden prefix columns, and a graph captured at 24k tokens of context and replayed at 500 (so
+# that mla_wgmma's 72-row kernel runs both its one-CTA and its CTA-pair cut; other scenario
+# files may be named instead). Needs a GPU.
 # Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
 # tool reported an error.
 # usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]   (default: tests/data/sanitize_paths.json)
