@@ -28,7 +28,7 @@
 //   disjoint rows of one partial slot, so the combine is unchanged. Halving a CTA's rows halves
 //   the latency chain of a short piece (a tile's Sᵀ, softmax and Oᵀ, the partial's 147 KB at an
 //   SM's store rate), but both CTAs read each KV tile (the second from L2) and each wgmma's A
-//   operand from shared memory, so at long contexts the pair is 1.1-1.3× slower (kPairSpan).
+//   operand from shared memory, and at long contexts the pair is up to 1.3× slower (kPairSpan).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -761,10 +761,6 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
-// One CTA's work for units of kRows rows; a kernel per unit size (below), which the host picks
-// from the launch's limits (config_for). Two plain kernels, each with its own schedule type
-// (Schedule's kTag) and state: as one kernel template, the shared variables came out in another
-// order and ptxas spilled 20 B more in the 72-row kernel; so, its SASS is the one-size kernel's.
 // The dynamic shared memory, 1024-byte aligned (the swizzle atoms need it).
 __device__ __forceinline__ unsigned char *aligned_smem()
 {
@@ -831,10 +827,13 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
 // the unit's rows (N = 40) over the pair's span, which is twice as long: half the Sᵀ, softmax,
 // Oᵀ and partial of a tile per CTA, but every KV tile read by both (the second read from L2:
 // Nsight Compute counted the same DRAM bytes, 212 MB at bs 8 × 23k) and through shared memory
-// by both, with its A operand amortised over 40 columns instead of 72. A/B, pairs everywhere
-// against main (results/h200/NOTES.md, fifteenth): bs 1 × 512 0.894, bs 1 × 32k (span 4) 0.948,
-// bs 8 × 4096 (5) 0.979, bs 8 × 6000 (6) 1.011, bs 8 × 8000 (8) 1.075, bs 8 × 23k (22) 1.185,
-// bs 8 × 91k 1.315; the kernel with both paths and pairs never taken 0.998 (21 records).
+// by both, with each wgmma's A operand amortised over 40 columns instead of 72 (an estimate).
+// A/B of this kernel with pairs always taken, against the one-cut kernel (results/h200/NOTES.md,
+// fifteenth; span: positions a CTA in the one-CTA cut): bs 1 × 512 (1) 0.894, bs 1 × 32k (4)
+// 0.948, bs 8 × 4096 (5) 0.979, bs 8 × 6000 (6) 1.011, bs 8 × 8000 (8) 1.075, bs 8 × 23k (22)
+// 1.185, bs 8 × 91k 1.315; with pairs never taken 0.998 (21 records). Holding both cuts costs
+// the pairs about half of their gain in instruction fetch (bs 1 × 512: 0.833 for a kernel of
+// pairs alone, same NOTES).
 constexpr int kPairSpan = 5;
 static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv &&
                   Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars,
@@ -868,7 +867,6 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
     __shared__ PieceState ps[4];
     cta<kFewRows>(p, ws, c, sched, ps);
 }
-
 
 // ---- host side ------------------------------------------------------------------------------
 
