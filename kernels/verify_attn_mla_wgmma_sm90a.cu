@@ -234,6 +234,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
             const int first = (int)blockIdx.x % 2 * U::share; // this CTA's rows of the unit
             ps.row0 += first;
             ps.nrows = min(ps.nrows - first, U::share);
+            ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the pair's plan is written once
             if (ps.nrows > 0) // else the unit's rows all fall in the other half
                 break;
         }
@@ -733,7 +734,7 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
         sc.run_tiles(blk, tiles, pieces);
         sc.finish_sums(pieces++);
         sc.write_stats(w);
-        if (ps.pc.plan_owner && (UnitOf<kRows>::halves == 1 || blockIdx.x % 2 == 0) && threadIdx.x % 128 == 0)
+        if (ps.pc.plan_owner && threadIdx.x % 128 == 0)
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
         named_barrier(kBarScorer, 128); // ps is rewritten by the next walk step
     }
