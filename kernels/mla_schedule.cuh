@@ -204,27 +204,21 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedul
     Request req;
 
     // Exclusive prefix of unit costs over requests into pos[0 .. batch]; returns the total.
-    // pos must hold batch + 1 ints of shared memory. Needs every thread of the block.
+    // pos must hold batch + 1 ints of shared memory. Needs every thread of the block. One request
+    // a thread a pass (a pass covers 256-512 requests): four a thread, unrolled, each behind its
+    // own branch, measured slower (A/B, results/h200/NOTES.md, sixteenth: bs 8 x 512 21.3 -> 20.4
+    // us, bs 8 x 4096 35.3 -> 34.8), and so did the four with their loads issued together.
     static __device__ int start_positions(const vb_verify_params &p, const SchedConfig &c, int *pos)
     {
         __shared__ int warp_sum[kThreads / kWarp];
         __shared__ int carry;
-        constexpr int kPer = 4;
         if (threadIdx.x == 0)
             carry = 0;
         __syncthreads();
-        for (int base = 0; base < p.batch; base += kThreads * kPer) {
-            int cost[kPer], sum = 0;
-#pragma unroll
-            for (int k = 0; k < kPer; k++) {
-                int b = base + threadIdx.x * kPer + k;
-                cost[k] = 0;
-                if (b < p.batch) {
-                    cost[k] = unit_cost(load_request<kKeys>(p, c, b), c);
-                }
-                sum += cost[k];
-            }
-            int incl = sum; // inclusive scan over the warp, then over warps
+        for (int base = 0; base < p.batch; base += kThreads) {
+            const int b = base + (int)threadIdx.x;
+            const int cost = b < p.batch ? unit_cost(load_request<kKeys>(p, c, b), c) : 0;
+            int incl = cost; // inclusive scan over the warp, then over warps
 #pragma unroll
             for (int o = 1; o < kWarp; o *= 2) {
                 int y = __shfl_up_sync(0xffffffffu, incl, o);
@@ -237,17 +231,11 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedul
             int before = carry;
             for (int w = 0; w < (int)(threadIdx.x / kWarp); w++)
                 before += warp_sum[w];
-            int run = before + incl - sum;
-#pragma unroll
-            for (int k = 0; k < kPer; k++) {
-                int b = base + threadIdx.x * kPer + k;
-                if (b < p.batch)
-                    pos[b] = run;
-                run += cost[k];
-            }
+            if (b < p.batch)
+                pos[b] = before + incl - cost;
             __syncthreads();
             if (threadIdx.x == kThreads - 1)
-                carry = run;
+                carry = before + incl;
             __syncthreads();
         }
         if (threadIdx.x == 0)
