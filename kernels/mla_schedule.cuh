@@ -205,9 +205,11 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedul
 
     // Exclusive prefix of unit costs over requests into pos[0 .. batch]; returns the total.
     // pos must hold batch + 1 ints of shared memory. Needs every thread of the block. One request
-    // a thread a pass (a pass covers 256-512 requests): four a thread, unrolled, each behind its
-    // own branch, measured slower (A/B, results/h200/NOTES.md, sixteenth: bs 8 x 512 21.3 -> 20.4
-    // us, bs 8 x 4096 35.3 -> 34.8), and so did the four with their loads issued together.
+    // a thread a pass (a pass covers 256-512 requests). Four a thread, unrolled, each behind its
+    // own branch, made a thread with several requests wait for their index loads in turn; one a
+    // thread measured faster for mla_wgmma (A/B, results/h200/NOTES.md, sixteenth: bs 8 x 512
+    // 21.3 -> 20.4 us, bs 8 x 4096 35.3 -> 34.8), where the four with their loads issued together
+    // gained nothing (bs 8 x 4096 1.000).
     static __device__ int start_positions(const vb_verify_params &p, const SchedConfig &c, int *pos)
     {
         __shared__ int warp_sum[kThreads / kWarp];
