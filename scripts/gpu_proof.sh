@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds verifybench on a GPU machine and proves it there, writing everything under OUTDIR:
 #   build            fat binary for sm_80, sm_90 and sm_120 (cuobjdump lists the ELF images)
-#   tiny             small scenarios (mask_as_written.json and large_values.json too) with
+#   tiny             small scenarios (mask_as_written.json, large_values.json and many_requests.json too) with
 #                    --verify-generator (host and GPU inputs bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
 #   faults           test-only kernels that fault on the device and fail to launch: exit 4, every
@@ -53,7 +53,8 @@ fi
 
 if stage tiny; then
     note "== tiny scenarios, generator bits checked against the host"
-    "$bin" tests/data/tiny.json tests/data/mask_as_written.json tests/data/large_values.json --verify-generator --cpu-model -q \
+    "$bin" tests/data/tiny.json tests/data/mask_as_written.json tests/data/large_values.json tests/data/many_requests.json \
+        --verify-generator --cpu-model -q \
         --json "$out/tiny.json" >"$out/tiny.txt" 2>&1
     rc=$?; cat "$out/tiny.txt"; note "tiny: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
