@@ -666,7 +666,8 @@ template <int kRows> struct Valuer : Worker<kRows> {
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
         for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
             mbar_wait(bar.pready(), tiles & 1);
-            rescale_values(tiles & 1);
+            if (tile > lo) // Oᵀ is zero at a piece's first tile, where every row's max moves
+                rescale_values(tiles & 1);
             issue_values(blk);
             release_when_done<3>(blk, 0);
             release_when_done<2>(blk, 1);
