@@ -783,7 +783,7 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
     if (threadIdx.x % 128 == 0)
         going = sched[wg].start(p, c, pos, total);
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == kWarp) { // not a walking thread: the inits run beside the schedule's start
         const Barriers<kRows> bar{smem_u32(sm + S::bars)};
         for (int s = 0; s < kRing<kRows>; s++) {
             mbar_init(bar.full(s), 128);
