@@ -465,11 +465,12 @@ template <int kN8, int kSW> struct Onepass {
     }
 
     // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
-    __device__ void accumulate(int st)
+    __device__ void accumulate(int st, bool first)
     {
         const float *corr = reinterpret_cast<const float *>(smem + L::corr);
-        // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then.
-        if (reinterpret_cast<const int *>(smem + L::moved)[st]) {
+        // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
+        // piece's first tile, where Oᵀ is zero.
+        if (!first && reinterpret_cast<const int *>(smem + L::moved)[st]) {
 #pragma unroll
             for (int j = 0; j < kN8; j++) {
                 const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
@@ -596,7 +597,7 @@ template <int kN8, int kSW> struct Onepass {
                 }
             }
             __syncthreads(); // Pᵀ and the rescale factors are complete
-            accumulate(st);
+            accumulate(st, tile == lo);
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
         }
