@@ -51,9 +51,9 @@
 //   mbarrier. It then issues the next tile's Sᵀ at once, so that its MMAs share the tensor
 //   pipe with this tile's Oᵀ.
 // - Warpgroups 2 and 3 hold Oᵀ, value dims 0-255 and 256-511 of all 72 rows (4 × 36 fp32
-//   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved, issues
-//   its 16 MMAs as one wgmma group per value block and releases each block's slot as its group
-//   finishes. Before (results/h200/NOTES.md, 2026-12-01, ninth), two consumer warpgroups split
+//   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved (not
+//   at a piece's first tile, where Oᵀ is zero), issues its 16 MMAs as one wgmma group per value
+//   block and releases each block's slot as its group finishes. Before (results/h200/NOTES.md, 2026-12-01, ninth), two consumer warpgroups split
 //   Sᵀ by k-steps, exchanged partial scores through shared memory and each ran the softmax of
 //   its own rows, so that Sᵀ, the exchange, the softmax and Oᵀ ran one after another. A/B against
 //   that (10 target and tree records, three machine starts): geomean 0.985 for the first form,
