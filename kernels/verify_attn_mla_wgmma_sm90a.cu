@@ -51,16 +51,16 @@
 //   mbarrier. It then issues the next tile's Sᵀ at once, so that its MMAs share the tensor
 //   pipe with this tile's Oᵀ.
 // - Warpgroups 2 and 3 hold Oᵀ, value dims 0-255 and 256-511 of all 72 rows (4 × 36 fp32
-//   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved (not
-//   at a piece's first tile, where Oᵀ is zero), issues its 16 MMAs as one wgmma group per value
-//   block and releases each block's slot as its group finishes. Before (results/h200/NOTES.md, 2026-12-01, ninth), two consumer warpgroups split
-//   Sᵀ by k-steps, exchanged partial scores through shared memory and each ran the softmax of
-//   its own rows, so that Sᵀ, the exchange, the softmax and Oᵀ ran one after another. A/B against
-//   that (10 target and tree records, three machine starts): geomean 0.985 for the first form,
-//   0.986 with the per-block releases (bs 8 × 91k 271.7 → 264.2 µs, bs 8 × 200k 544.4 → 529.6),
-//   0.994 with this register split (bs 8 × 91k 273.1 → 268.7, bs 8 × 200k 548.6 → 535.4; bs 1 ×
-//   200k and bs 8 × 4096 0.6-1.1% slower). The scorer is now the limit: its softmax on the
-//   chain costs 14% at bs 8 × 91k and 25% at eagle64 (a build without it).
+//   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved (not at a
+//   piece's first tile, where Oᵀ is zero), issues its 16 MMAs as one wgmma group per value block and
+//   releases each block's slot as its group finishes. Before (results/h200/NOTES.md, 2026-12-01,
+//   ninth), two consumer warpgroups split Sᵀ by k-steps, exchanged partial scores through shared
+//   memory and each ran the softmax of its own rows, so that Sᵀ, the exchange, the softmax and Oᵀ
+//   ran one after another. A/B against that (10 target and tree records, three machine starts):
+//   geomean 0.985 for the first form, 0.986 with the per-block releases (bs 8 × 91k 271.7 → 264.2
+//   µs, bs 8 × 200k 544.4 → 529.6), 0.994 with this register split (bs 8 × 91k 273.1 → 268.7, bs 8 ×
+//   200k 548.6 → 535.4; bs 1 × 200k and bs 8 × 4096 0.6-1.1% slower). The scorer is now the limit:
+//   its softmax on the chain costs 14% at bs 8 × 91k and 25% at eagle64 (a build without it).
 // - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
 //   only when a score passes it by 2^8; the scorer's warps vote with bar.red.or, and only then
 //   reduce maxima across warps and rescale). Each thread keeps its share of the rows' sums,

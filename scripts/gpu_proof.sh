@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds verifybench on a GPU machine and proves it there, writing everything under OUTDIR:
 #   build            fat binary for sm_80, sm_90 and sm_120 (cuobjdump lists the ELF images)
-#   tiny             small scenarios (mask_as_written.json, large_values.json and many_requests.json too) with
-#                    --verify-generator (host and GPU inputs bit-identical)
+#   tiny             small scenarios (mask_as_written.json, large_values.json and
+#                    many_requests.json too) with --verify-generator (host and GPU inputs
+#                    bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
 #   faults           test-only kernels that fault on the device and fail to launch: exit 4, every
 #                    record written (the faulting one as ERROR with its CUDA error, the rest run

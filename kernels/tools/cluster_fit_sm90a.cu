@@ -1,5 +1,6 @@
 // cluster_fit: how many CTAs of mla_wgmma's shape (512 threads, one CTA an SM by shared memory:
-// mla_wgmma asks for 227,456 B, this tool for the 232,448 B opt-in maximum) can be resident at once when they are launched in clusters of 1, 2, 4, 8 or 16.
+// mla_wgmma asks for 227,456 B, this tool for the 232,448 B opt-in maximum) can be resident at
+// once when they are launched in clusters of 1, 2, 4, 8 or 16.
 // A tool, not a verify kernel: results/h200/NOTES.md (seventeenth) weighs a cluster of CTAs with
 // adjacent spans merging their pieces of a unit through distributed shared memory, which pays only
 // if clusters of that size still cover every SM (a cluster's CTAs go to SMs of one GPC, and GPCs
