@@ -27,38 +27,33 @@ struct Params {
     unsigned char bytes[320]; // about the size of vb_verify_params
 };
 
-// Empty bodies: the launch, the CTAs' start and exit, nothing else. The store that never happens
-// keeps the parameter block live.
-__global__ void __launch_bounds__(kMainThreads, 1) main_shape(Params p, int *never)
+// An empty body: the launch, the CTAs' start and exit, nothing else. The store that never
+// happens keeps the parameter block live. One instantiation per launch shape.
+template <int kThreads> __global__ void __launch_bounds__(kThreads, 1) empty_kernel(Params p, int *never)
 {
     if (never && threadIdx.x == 0 && p.bytes[blockIdx.x % sizeof p.bytes] == 0xA5 && blockIdx.x == 1u << 30)
         *never = 1;
 }
 
-__global__ void __launch_bounds__(kCombineThreads) combine_shape(Params p, int *never)
-{
-    if (never && threadIdx.x == 0 && p.bytes[blockIdx.x % sizeof p.bytes] == 0xA5 && blockIdx.x == 1u << 30)
-        *never = 1;
-}
-
+// A graph: main_ctas CTAs of the main shape (none: 0), then blocks of threads of the combine's
+// kernel (none: 0).
 struct Case {
     const char *name;
-    int main_ctas, combine_blocks, small; // small: a single <<<1, 32>>> node instead
+    int main_ctas, blocks, threads;
 };
 
 // The graph of one case, captured from a stream.
-cudaGraphExec_t capture(const Case &c, cudaStream_t s, int *never)
+cudaGraphExec_t capture(const Case &c, cudaStream_t s)
 {
     Params p{};
+    int *never = nullptr; // see empty_kernel
     cudaGraph_t g;
     cudaGraphExec_t x;
     tool.check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    if (c.small)
-        combine_shape<<<1, 32, 0, s>>>(p, never);
     if (c.main_ctas)
-        main_shape<<<c.main_ctas, kMainThreads, kMainSmem, s>>>(p, never);
-    if (c.combine_blocks)
-        combine_shape<<<c.combine_blocks, kCombineThreads, 0, s>>>(p, never);
+        empty_kernel<kMainThreads><<<c.main_ctas, kMainThreads, kMainSmem, s>>>(p, never);
+    if (c.blocks)
+        empty_kernel<kCombineThreads><<<c.blocks, c.threads, 0, s>>>(p, never);
     tool.check(cudaGetLastError(), "a launch under capture");
     tool.check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
     tool.check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
@@ -102,22 +97,23 @@ int main(int argc, char **argv)
 {
     const int n = tool.count_arg(argc, argv, 300, "usage: launch_floor [replays]");
     const int sms = tool.hopper_sms();
-    tool.check(cudaFuncSetAttribute(main_shape, cudaFuncAttributeMaxDynamicSharedMemorySize, kMainSmem),
+    tool.check(cudaFuncSetAttribute(empty_kernel<kMainThreads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kMainSmem),
                "cudaFuncSetAttribute");
     cudaStream_t s;
     tool.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     const Case cases[] = {
-        {"one node <<<1, 32>>>", 0, 0, 1},
+        {"one node <<<1, 32>>>", 0, 1, 32},
         {"main shape alone", sms, 0, 0},
-        {"combine shape alone", 0, kCombinePerSm * sms, 0},
-        {"main shape, then combine shape", sms, kCombinePerSm * sms, 0},
+        {"combine shape alone", 0, kCombinePerSm * sms, kCombineThreads},
+        {"main shape, then combine shape", sms, kCombinePerSm * sms, kCombineThreads},
     };
     printf("graph replays of empty kernels, %d samples each, %d SMs; us: median (p10-p90)\n", n, sms);
     printf("main shape: <<<%d, %d, %d B>>>; combine shape: <<<%d, %d>>>; %zu B of parameters\n", sms,
            kMainThreads, kMainSmem, kCombinePerSm * sms, kCombineThreads, sizeof(Params) + sizeof(int *));
     printf("\n| graph | median | p10 | p90 |\n|---|---:|---:|---:|\n");
     for (const Case &c : cases) {
-        cudaGraphExec_t x = capture(c, s, nullptr);
+        cudaGraphExec_t x = capture(c, s);
         const std::vector<float> us = time_replays(x, s, n);
         printf("| %s | %.2f | %.2f | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
