@@ -146,7 +146,7 @@ constexpr int kThreads = 4 * 128;               // producer, scorer, two value w
 // kernel spilled 32 / 48 before it held the row pairs' cut too); 120 for the scorer spilled 56 /
 // 92 B with a reload inside its Sᵀ chain, and 168 for the value warpgroups 628 / 772 B
 // (results/resources.md).
-constexpr int kProducerRegs = 40, kScorerRegs = 112, kValueRegs = 176;
+constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
 #ifndef VB_WGMMA_FENCE_COPIES
