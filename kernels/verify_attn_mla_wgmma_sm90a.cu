@@ -139,13 +139,15 @@ constexpr int kThreads = 4 * 128;               // producer, scorer, two value w
 // __launch_bounds__(kThreads, 1): 128 a thread, 65,536 in all), so 128 · (producer + scorer) +
 // 256 · value must fit in that, or the value warpgroups wait forever. unsupported() checks it
 // against the built kernel. The value warpgroups hold Oᵀ (144 accumulators); the scorer a whole
-// Sᵀ chain (36) and its rows' sums and softmax. At 40 / 112 / 176 ptxas spills 76 B (116 of
-// reloads) in the 72-row kernel, 36 / 52 in the 64-row one and 16 / 24 in the 16-row one, in
-// the schedule walk, the per-piece code and the producer (which reloads a few values a tile),
-// none in the scorer's or the value warpgroups' tile loops (nvdisasm's line info; the 72-row
-// kernel spilled 32 / 48 before it held the row pairs' cut too); 120 for the scorer spilled 56 /
-// 92 B with a reload inside its Sᵀ chain, and 168 for the value warpgroups 628 / 772 B
-// (results/resources.md).
+// Sᵀ chain (36) and its rows' sums and softmax. 48 / 112 / 176 hands out all 65,536. There
+// ptxas spills 52 B (76 of reloads) in the 72-row kernel, 28 / 36 in the 64-row one and none in
+// the 16-row one, in the schedule walk, the per-piece code and the head of the producer's tile
+// loop, none in the scorer's or the value warpgroups' tile loops (nvdisasm's line info). With
+// the producer at 40 it spilled 76 / 116, 36 / 52 and 16 / 24 B, with reloads inside the
+// producer's tile loop: 48 measured 0.982 of its time (A/B, 10 records, 0.946-0.996; the
+// all-empty replay of paths-heads1-empty-prefix 13.1 → 12.4 µs; results/h200/NOTES.md,
+// twentieth). 120 for the scorer spilled 56 / 92 B with a reload inside its Sᵀ chain, and 168
+// for the value warpgroups 628 / 772 B (results/resources.md).
 constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
