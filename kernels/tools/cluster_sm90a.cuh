@@ -1,7 +1,12 @@
 // What the Hopper tools that run clusters of CTAs share (kernels/tools/): the CTA's rank in its
 // cluster, another CTA's address of a shared-memory location, the cluster barrier, mbarrier
-// arrivals and transaction counts across CTAs, and the launch configuration of a cluster grid.
+// arrivals and transaction counts across CTAs, the launch configuration of a cluster grid, and
+// per-CTA timing: the global nanosecond timer and the spread of every CTA's time.
 #pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -46,6 +51,24 @@ inline cudaLaunchConfig_t cluster_config(int n, int grid, int threads, int smem,
     cfg.gridDim = dim3(grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
     cfg.attrs = &attr, cfg.numAttrs = 1;
     return cfg;
+}
+
+// The GPU's nanosecond timer, comparable across the SMs of one launch.
+__device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+
+// Median and range of per-CTA times, each multiplied by `scale` (to µs, or to µs an iteration).
+struct Spread {
+    double median, min, max;
+};
+inline Spread spread(std::vector<unsigned long long> t, double scale)
+{
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2] * scale, t.front() * scale, t.back() * scale};
 }
 
 } // namespace vbtool

@@ -18,7 +18,6 @@
 // microsecond.
 //
 // usage: exchange_probe [ITERATIONS]   (default 2000)
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,13 +36,6 @@ using namespace vbtool;
 constexpr int kThreads = 128;
 
 const Tool tool{"exchange_probe"};
-
-__device__ __forceinline__ uint64_t global_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    return t;
-}
 
 // Four floats into another CTA's shared memory (dst, bar: shared::cluster addresses), counted as
 // 16 bytes of bar's transaction count when they land.
@@ -116,12 +108,8 @@ __global__ void __launch_bounds__(kThreads, 1) exchange(int iters, float *sink, 
         ns[blockIdx.x] = t1 - t0;
 }
 
-struct Row {
-    double median_us, min_us, max_us;
-};
-
 // The last of 3 launches over every SM (clusters of two); per-CTA microseconds an iteration.
-template <int F, bool kRemote> Row run(int sms, int iters, float *sink, unsigned long long *ns)
+template <int F, bool kRemote> Spread run(int sms, int iters, float *sink, unsigned long long *ns)
 {
     const int grid = sms / 2 * 2;
     cudaLaunchAttribute attr;
@@ -132,19 +120,17 @@ template <int F, bool kRemote> Row run(int sms, int iters, float *sink, unsigned
     tool.check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     std::vector<unsigned long long> h(grid);
     tool.check(cudaMemcpy(h.data(), ns, grid * sizeof(h[0]), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    std::sort(h.begin(), h.end());
-    const double per = 1e-3 / iters;
-    return {h[grid / 2] * per, h.front() * per, h.back() * per};
+    return spread(h, 1e-3 / iters);
 }
 
 template <int F> void print_pair(int sms, int iters, float *sink, unsigned long long *ns)
 {
     const double bytes = F * kThreads * 4.0;
-    const Row remote = run<F, true>(sms, iters, sink, ns), local = run<F, false>(sms, iters, sink, ns);
-    printf("| %d | %.0f | the other CTA | %.3f (%.3f-%.3f) | %.1f |\n", F, bytes, remote.median_us, remote.min_us,
-           remote.max_us, bytes / remote.median_us / 1e3);
-    printf("| %d | %.0f | itself | %.3f (%.3f-%.3f) | %.1f |\n", F, bytes, local.median_us, local.min_us,
-           local.max_us, bytes / local.median_us / 1e3);
+    const Spread remote = run<F, true>(sms, iters, sink, ns), local = run<F, false>(sms, iters, sink, ns);
+    printf("| %d | %.0f | the other CTA | %.3f (%.3f-%.3f) | %.1f |\n", F, bytes, remote.median, remote.min,
+           remote.max, bytes / remote.median / 1e3);
+    printf("| %d | %.0f | itself | %.3f (%.3f-%.3f) | %.1f |\n", F, bytes, local.median, local.min,
+           local.max, bytes / local.median / 1e3);
 }
 
 } // namespace

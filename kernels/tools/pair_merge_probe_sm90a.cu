@@ -20,7 +20,6 @@
 // median over the timed CTAs (and the range), and the bytes a microsecond. Built for sm_90a.
 //
 // usage: pair_merge_probe [REPEATS]   (default 5: launches a mode, the last timed)
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -44,13 +43,6 @@ constexpr int kSmem = kBytes + 64;
 enum Mode { kGlobal, kRemote, kLocal, kBulk, kSwap, kHalfPairs };
 
 const Tool tool{"pair_merge_probe"};
-
-__device__ __forceinline__ uint64_t global_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    return t;
-}
 
 __device__ __forceinline__ float4 ld_cluster_v4(unsigned addr)
 {
@@ -148,13 +140,9 @@ __global__ void __launch_bounds__(kThreads, 1) probe(float *out, unsigned long l
     cluster_sync(); // no CTA exits while the other may still read it or copy into it
 }
 
-struct Row {
-    double median_us, min_us, max_us;
-};
-
 // The last of `repeats` launches over every SM in clusters of two; microseconds of the timed
 // CTAs (every CTA for kGlobal and kSwap, CTA 0 of each reading pair otherwise).
-template <Mode kMode, int R> Row run(int sms, int repeats, float *out, unsigned long long *ns)
+template <Mode kMode, int R> Spread run(int sms, int repeats, float *out, unsigned long long *ns)
 {
     const int grid = sms / 2 * 2;
     const auto kernel = probe<kMode, R>;
@@ -171,17 +159,15 @@ template <Mode kMode, int R> Row run(int sms, int repeats, float *out, unsigned 
     for (int g = 0; g < grid; g++)
         if (kMode == kGlobal || kMode == kSwap || (kMode == kHalfPairs ? g % 4 == 0 : g % 2 == 0))
             timed.push_back(h[g]);
-    std::sort(timed.begin(), timed.end());
-    return {timed[timed.size() / 2] * 1e-3, timed.front() * 1e-3, timed.back() * 1e-3};
+    return spread(timed, 1e-3);
 }
 
 template <Mode kMode, int R>
 void print(const char *what, int sms, int repeats, float *out, unsigned long long *ns)
 {
-    const Row r = run<kMode, R>(sms, repeats, out, ns);
+    const Spread r = run<kMode, R>(sms, repeats, out, ns);
     const double bytes = kMode == kSwap ? kBytes / 2 : kBytes;
-    printf("| %s | %.0f | %.2f (%.2f-%.2f) | %.1f |\n", what, bytes, r.median_us, r.min_us, r.max_us,
-           bytes / r.median_us / 1e3);
+    printf("| %s | %.0f | %.2f (%.2f-%.2f) | %.1f |\n", what, bytes, r.median, r.min, r.max, bytes / r.median / 1e3);
 }
 
 } // namespace
