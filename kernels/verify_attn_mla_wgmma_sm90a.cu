@@ -149,6 +149,16 @@ constexpr int kThreads = 4 * 128;               // producer, scorer, two value w
 // twentieth). 120 for the scorer spilled 56 / 92 B with a reload inside its Sᵀ chain, and 168
 // for the value warpgroups 628 / 772 B (results/resources.md).
 constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
+// The order of a tile's MMAs in the 16-block ring (72- and 16-row units): the scorer issues
+// Sᵀ(t+1) only once Oᵀ(t) is done, not beside it. Tile t+2's first 7 positions reuse the
+// slots Oᵀ(t) reads, and the tensor pipe shares itself between warpgroups whatever the issue
+// order (wgmma_order.txt), so beside Sᵀ(t+1) Oᵀ(t) ended with it, and those copies went out
+// only a softmax before Sᵀ(t+2) needed them; after Oᵀ(t) alone they go out a whole Sᵀ and
+// softmax earlier. A/B (3 rounds, 12 records, results/h200/NOTES.md, twenty-first): geomean
+// 0.989, bs 8 × 91k 257.5 → 254.0 µs, bs 8 × 200k 517.3 → 510.4, bs 1 × 200k 93.0 → 91.3, bs 8 ×
+// 23k 84.9 → 83.5. The 64-row kernel's 17-block ring and the row pairs' 21 measured slower with
+// it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issue Sᵀ beside Oᵀ.
+template <int kRows> constexpr bool kScoresAfterValues = kRing<kRows> == 16;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 constexpr float kLazy = 8.f;
 #ifndef VB_WGMMA_FENCE_COPIES
@@ -546,6 +556,8 @@ template <int kRows> struct Scorer : Worker<kRows> {
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
         mbar_wait(bar.qfull(), pieces & 1);
         for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
+            if (kScoresAfterValues<kRows>) // Oᵀ of the tile before done (see kScoresAfterValues)
+                mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
             issue_scores(blk);
             wgmma_wait<0>();
 #pragma unroll
