@@ -48,8 +48,9 @@
 // - Warpgroup 1 scores: Sᵀ for all 72 rows as one m64n72 chain over the tile's 9 k-blocks (each
 //   K byte read from shared memory once: 1296 tensor clocks a tile, results/h200/wgmma_shapes.txt),
 //   then the online softmax of every row, and Pᵀ with each row's rescale factor published on an
-//   mbarrier. It then issues the next tile's Sᵀ at once, so that its MMAs share the tensor
-//   pipe with this tile's Oᵀ.
+//   mbarrier. In the 64-row kernel and the row pairs it then issues the next tile's Sᵀ at
+//   once, so that its MMAs share the tensor pipe with this tile's Oᵀ; in the 72- and 16-row
+//   kernels only once that Oᵀ is done (kScoresAfterValues: the 16-block ring's copies).
 // - Warpgroups 2 and 3 hold Oᵀ, value dims 0-255 and 256-511 of all 72 rows (4 × 36 fp32
 //   accumulators a thread): each waits for a tile's Pᵀ, rescales if any row's max moved (not at a
 //   piece's first tile, where Oᵀ is zero), issues its 16 MMAs as one wgmma group per value block and
@@ -70,8 +71,9 @@
 //   position q - 7 (16 slots; with the 17 of 64-row units, tile t-1's position q + 1 (q < 8) or
 //   tile t's rope block, so no position waits for Oᵀ(t)). So tile t+1's first 7 positions are
 //   copied once Oᵀ(t-1) is done,
-//   which now runs beside Sᵀ(t) instead of before it: the copies' exposed latency grew (a build
-//   without copies: 18% faster at bs 8 × 91k, against 16% for the split consumers), and
+//   which since the ninth session ran beside Sᵀ(t) instead of before it: the copies' exposed
+//   latency grew (a build without copies: 18% faster at bs 8 × 91k, against 16% for the split
+//   consumers; in the 16-block ring Oᵀ(t-1) runs before Sᵀ(t) again, kScoresAfterValues), and
 //   putting those positions in L2 earlier made the long shapes slower: per line a tile ahead,
 //   14-23% (bs 8 × 91k 272.0 → 324.1 µs); by bulk prefetch two tiles ahead, on the split
 //   consumers, 8-18% (results/h200/NOTES.md, 2026-12-01, ninth).
