@@ -381,8 +381,9 @@ template <int kRows> struct Worker {
 
 // The scorer: Sᵀ = K·Qᵀ for all 72 rows, one m64n72 chain over the tile's 9 k-blocks (K read
 // from shared memory once), then the online softmax of every row, and Pᵀ into shared memory for
-// the value warpgroups. It runs a tile ahead of them: Sᵀ(t+1) and its softmax while they run
-// Oᵀ(t).
+// the value warpgroups. It runs a tile ahead of them: in the 64-row kernel and the row pairs
+// Sᵀ(t+1) and its softmax while they run Oᵀ(t); in the 72- and 16-row kernels Sᵀ(t+1) once
+// Oᵀ(t) is done, its softmax while they wait (kScoresAfterValues).
 template <int kRows> struct Scorer : Worker<kRows> {
     using W = Worker<kRows>;
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
