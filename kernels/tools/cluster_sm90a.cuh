@@ -1,7 +1,8 @@
 // What the Hopper tools that run clusters of CTAs share (kernels/tools/): the CTA's rank in its
 // cluster, another CTA's address of a shared-memory location, the cluster barrier, mbarrier
-// arrivals and transaction counts across CTAs, the launch configuration of a cluster grid, and
-// per-CTA timing: the global nanosecond timer and the spread of every CTA's time.
+// arrivals and transaction counts across CTAs, bulk copies into another CTA's shared memory, the
+// launch configuration of a cluster grid, and per-CTA timing: the global nanosecond timer and
+// the spread of every CTA's time.
 #pragma once
 
 #include <algorithm>
@@ -51,6 +52,16 @@ inline cudaLaunchConfig_t cluster_config(int n, int grid, int threads, int smem,
     cfg.gridDim = dim3(grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
     cfg.attrs = &attr, cfg.numAttrs = 1;
     return cfg;
+}
+
+// bytes from this CTA's shared memory into another CTA's of the cluster (dst and bar:
+// shared::cluster addresses), counted on bar's transaction count as they land.
+__device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     dst),
+                 "r"(src), "r"(bytes), "r"(bar)
+                 : "memory");
 }
 
 // The GPU's nanosecond timer, comparable across the SMs of one launch.

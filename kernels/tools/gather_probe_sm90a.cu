@@ -44,6 +44,7 @@
 namespace {
 
 using namespace vb;
+using vbtool::bulk_copy_to_peer;
 using vbtool::cluster_config;
 using vbtool::cluster_rank;
 using vbtool::cluster_sync;
@@ -147,15 +148,6 @@ __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int
 }
 
 // ---- clusters of two that share each tile through distributed shared memory ----------------
-
-// bytes from this CTA's shared memory to another CTA's (dst and bar: shared::cluster addresses).
-__device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     dst),
-                 "r"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
 
 // Stage s of each CTA: the tile's 9 k-blocks of [64 keys][128 B]; CTA r copies keys 32r..32r+31
 // (4 KB of each k-block) and forwards them. Barriers per stage: mine (its 128 threads' copies

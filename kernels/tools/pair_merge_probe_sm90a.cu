@@ -54,16 +54,6 @@ __device__ __forceinline__ float4 ld_cluster_v4(unsigned addr)
     return v;
 }
 
-// kBytes / kChunks bytes from this CTA's shared memory into another's (dst, bar: shared::cluster
-// addresses), counted on bar's transaction count as they land.
-__device__ __forceinline__ void bulk_to_cluster(unsigned dst, unsigned src, unsigned bytes, unsigned bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     dst),
-                 "r"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-
 // Sums R float4 at a time of the buffer at base (a shared::cluster address when kRemote).
 template <int R, bool kCluster, int kCount = kVec> __device__ __forceinline__ float read_all(unsigned base)
 {
@@ -124,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(float *out, unsigned long l
             s = read_all<kVec, false>(buf);
     } else {
         if (rank == 1 && threadIdx.x < kChunks)
-            bulk_to_cluster(map_to(buf, 0) + threadIdx.x * kChunkBytes, buf + threadIdx.x * kChunkBytes, kChunkBytes,
+            bulk_copy_to_peer(map_to(buf, 0) + threadIdx.x * kChunkBytes, buf + threadIdx.x * kChunkBytes, kChunkBytes,
                             map_to(bar, 0));
         if (rank == 0) {
             mbar_wait<true>(bar, 0);
