@@ -539,7 +539,8 @@ template <int kRows> struct Scorer : Worker<kRows> {
             pk[j][0] = pack_bf16(s[4 * j], s[4 * j + 1]);
             pk[j][1] = pack_bf16(s[4 * j + 2], s[4 * j + 3]);
         }
-        mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
+        if (!kScoresAfterValues<kRows>) // else run_tiles waited for this phase before Sᵀ
+            mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
         // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
         // 8j .. +7. Lane l addresses row l % 8 of matrix l / 8.
         const int r8 = lane % 8, h = (lane / 8) % 2;
