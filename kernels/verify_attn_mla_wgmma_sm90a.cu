@@ -62,10 +62,10 @@
 //   µs, bs 8 × 200k 544.4 → 529.6), 0.994 with this register split (bs 8 × 91k 273.1 → 268.7, bs 8 ×
 //   200k 548.6 → 535.4; bs 1 × 200k and bs 8 × 4096 0.6-1.1% slower). The scorer is now the limit:
 //   its softmax on the chain costs 14% at bs 8 × 91k and 25% at eagle64 (a build without it).
-// - Softmax: online, log2 domain, with mla_onepass's lazy reference max (a row's max moves
-//   only when a score passes it by 2^8; the scorer's warps vote with bar.red.or, and only then
-//   reduce maxima across warps and rescale). Each thread keeps its share of the rows' sums,
-//   reduced once per piece.
+// - Softmax: online, log2 domain, with a lazy reference max as in mla_onepass (a row's max
+//   moves only when a score passes it by 2^16, see kLazy; the scorer's warps vote with
+//   bar.red.or, and only then reduce maxima across warps and rescale). Each thread keeps its
+//   share of the rows' sums, reduced once per piece.
 // - Ring order: a tile enters the ring rope k-block first, then k-blocks 0-7; tile t+1's
 //   position q (of 9) reuses the slot of tile t-1's position q + 2 (q < 7) or of tile t's
 //   position q - 7 (16 slots; with the 17 of 64-row units, tile t-1's position q + 1 (q < 8) or
@@ -162,7 +162,13 @@ constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 // it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issue Sᵀ beside Oᵀ.
 template <int kRows> constexpr bool kScoresAfterValues = kRing<kRows> == 16;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
-constexpr float kLazy = 8.f;
+// A row's reference max m moves only when a score passes it by kLazy (log2 units), so P =
+// 2^(s - m) < 2^kLazy: bf16 P and the fp32 sums and Oᵀ hold that with room to spare (their range
+// ends at 2^128). Every move costs its tile the scorer's cross-warp max reduction and both value
+// warpgroups' rescale of Oᵀ. At mla_onepass's 8, the moves after a piece's first tile cost 2-7%
+// on the harness's scores; A/B 8 → 16 (results/h200/NOTES.md, twenty-second): bs 1 × 200k 91.2 →
+// 85.9 µs, bs 8 × 23k 82.7 → 80.1, bs 8 × 91k 252.8 → 245.6, eagle64 97.9 → 95.4; 32 measured the same.
+constexpr float kLazy = 16.f;
 #ifndef VB_WGMMA_FENCE_COPIES
 #define VB_WGMMA_FENCE_COPIES 0
 #endif
