@@ -43,7 +43,11 @@ namespace {
 using namespace vb;
 
 constexpr int kKeys = 32;
-constexpr float kLazy = 8.f;             // a row's reference max moves when a score passes it by this (log2)
+// A row's reference max moves when a score passes it by this (log2). 16, not 8: each move costs
+// its tile a max reduction and a rescale of Oᵀ, and at 8 the moves after a piece's first tile
+// cost 1.5-3% at the long and mid shapes (A/B 8 → 16, results/h200/NOTES.md, twenty-second: bs 1 ×
+// 200k 194.7 → 188.6 µs, bs 8 × 23k 180.8 → 175.2; geomean 0.981 over 7 records).
+constexpr float kLazy = 16.f;
 constexpr int kWarps = 8;                  // 255 registers each, 144 of them Oᵀ accumulators
 constexpr int kThreads = kWarps * kWarp;
 constexpr int kDimsPerWarp = 512 / kWarps;  // value dims each warp accumulates
