@@ -165,9 +165,10 @@ constexpr int kMaxBatch = 16384;                // the schedule's prefix array l
 // A row's reference max m moves only when a score passes it by kLazy (log2 units), so P =
 // 2^(s - m) < 2^kLazy: bf16 P and the fp32 sums and Oᵀ hold that with room to spare (their range
 // ends at 2^128). Every move costs its tile the scorer's cross-warp max reduction and both value
-// warpgroups' rescale of Oᵀ. At mla_onepass's 8, the moves after a piece's first tile cost 2-7%
-// on the harness's scores; A/B 8 → 16 (results/h200/NOTES.md, twenty-second): bs 1 × 200k 91.2 →
-// 85.9 µs, bs 8 × 23k 82.7 → 80.1, bs 8 × 91k 252.8 → 245.6, eagle64 97.9 → 95.4; 32 measured the same.
+// warpgroups' rescale of Oᵀ. At 8 (this kernel's and mla_onepass's value before), the moves
+// after a piece's first tile cost 2-7% on the harness's scores; A/B 8 → 16 (results/h200/
+// NOTES.md, twenty-second): bs 1 × 200k 91.2 → 85.9 µs, bs 8 × 23k 82.7 → 80.1, bs 8 × 91k
+// 252.8 → 245.6, eagle64 97.9 → 95.4; 32 measured the same.
 constexpr float kLazy = 16.f;
 #ifndef VB_WGMMA_FENCE_COPIES
 #define VB_WGMMA_FENCE_COPIES 0
