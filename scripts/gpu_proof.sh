@@ -50,6 +50,8 @@ if stage build; then
         grep -q "$a" "$out/elf.txt" && note "fat binary has $a" || { note "MISSING $a"; status=1; }
     done
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+    # The commit the results will name must be the tree's (a stale copy's HEAD is not).
+    if msg=$(sh scripts/check_commit.sh "${VB_COMMIT:-}"); then note "$msg"; else note "$msg"; status=1; fi
 fi
 
 if stage tiny; then
