@@ -23,9 +23,9 @@
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
 //   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
-//   max: a row's reference max moves only when a score passes it by 2^8, so most tiles do
-//   no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved, and at
-//   a piece's first tile, where Oᵀ is zero). Pᵀ goes to shared memory in bf16.
+//   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
+//   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
+//   and at a piece's first tile, where Oᵀ is zero). Pᵀ goes to shared memory in bf16.
 // - Oᵀ: every warp owns 64 of the 512 value dims for all rows (16·kN8 fp32 accumulators per
 //   thread: 144 at 72 rows), reading Vᵀ and Pᵀ with ldmatrix.trans.
 // - Mask: tiles holding draft-token columns read it; tiles of prefix columns read it only
