@@ -51,7 +51,8 @@ if stage build; then
     done
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
     # The commit the results will name must be the tree's (a stale copy's HEAD is not).
-    if msg=$(sh scripts/check_commit.sh "${VB_COMMIT:-}"); then note "$msg"; else note "$msg"; status=1; fi
+    msg=$(sh scripts/check_commit.sh "${VB_COMMIT:-}") || status=1
+    note "$msg"
 fi
 
 if stage tiny; then
