@@ -1,0 +1,209 @@
+// partial_add_probe: what would it cost the CTAs that hold pieces of a cut unit to add their
+// partial results into one accumulator per unit (fp32 reductions in L2) instead of writing one
+// partial slot each for the combine to read back? A tool, not a verify kernel: results/h200/
+// NOTES.md (twenty-third) weighs that for mla_wgmma, whose combine's reading of the slots costs
+// 5.3 µs at bs 8 × 23k and 7.3 at bs 1 × 200k (nineteenth). Every graph below is replayed and
+// timed as the harness times a verify kernel (launch_floor's method). The "main" kernel is one
+// CTA an SM whose 256 threads each hold 144 fp32 (36 float4: mla_wgmma's two value warpgroups'
+// Oᵀ of 72 rows × 512 dims, 147,456 B a CTA) and end by one of:
+// - none: nothing written (the floor of the graph);
+// - store: each CTA writes its own slot (today's partials), float4 stores;
+// - red.v4 / red.f32: each CTA adds its values into the accumulator of its unit with
+//   red.global.add.v4.f32 (or the scalar form), units being G equal runs of CTAs: G = 132 (every
+//   CTA its own: no two CTAs add to one address), 8 (bs 8 × 23k: 16-17 CTAs a unit), 1 (bs 1 ×
+//   200k: every CTA into one);
+// then, where named, a second kernel that reads the slots back per unit and writes bf16 o (the
+// combine's reads, without its max and scale steps: what today's design reads; a thread a float4,
+// summing its unit's slots in turn, which is not the combine's layout for 132 pieces a row) or
+// normalises the G accumulators (what the added design reads); and a memset node that zeroes the
+// accumulators before the main kernel (an added design needs them zero at every launch).
+// Built for sm_90a; runs on an H100/H200.
+//
+// usage: partial_add_probe [replays]   (default 200)
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "hopper_tool.cuh"
+
+using namespace vbtool;
+
+namespace {
+
+const Tool tool{"partial_add_probe"};
+constexpr int kThreads = 256, kVec = 36;
+constexpr int kFloats = kThreads * kVec * 4; // one CTA's partial: 36,864 fp32
+constexpr int kSmem = 200 * 1024;            // one CTA an SM, as mla_wgmma
+constexpr int kReadThreads = 128, kReadPerSm = 6;
+
+enum End { kNone, kStore, kRedV4, kRedF32 };
+
+__device__ __forceinline__ void red_v4(float *a, float4 v)
+{
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+}
+__device__ __forceinline__ void red_f32(float *a, float v)
+{
+    asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(a), "f"(v) : "memory");
+}
+
+// The unit of CTA g when sms CTAs are cut into units equal runs.
+__host__ __device__ __forceinline__ int unit_of(int g, int sms, int units) { return (int)((int64_t)g * units / sms); }
+
+template <End kEnd> __global__ void __launch_bounds__(kThreads, 1) main_kernel(float *dst, int units, int sms)
+{
+    float4 v[kVec];
+#pragma unroll
+    for (int c = 0; c < kVec; c++) // values the compiler cannot fold: they depend on the CTA and thread
+        v[c] = make_float4(blockIdx.x + c, threadIdx.x, c, 1.f);
+    const size_t slot = kEnd == kStore ? blockIdx.x : unit_of(blockIdx.x, sms, units);
+    float4 *d4 = reinterpret_cast<float4 *>(dst + slot * kFloats);
+#pragma unroll
+    for (int c = 0; c < kVec; c++) {
+        const int i = c * kThreads + threadIdx.x;
+        if constexpr (kEnd == kStore)
+            d4[i] = v[c];
+        else if constexpr (kEnd == kRedV4)
+            red_v4(reinterpret_cast<float *>(d4 + i), v[c]);
+        else if constexpr (kEnd == kRedF32) { // four scalar reductions, each warp's 128 contiguous bytes
+            float *f = dst + slot * kFloats + (size_t)c * kThreads * 4;
+            red_f32(f + threadIdx.x, v[c].x);
+            red_f32(f + kThreads + threadIdx.x, v[c].y);
+            red_f32(f + 2 * kThreads + threadIdx.x, v[c].z);
+            red_f32(f + 3 * kThreads + threadIdx.x, v[c].w);
+        }
+    }
+    if constexpr (kEnd == kNone)
+        if (v[0].x == -1.f) // never: keeps the values
+            dst[0] = v[1].y;
+}
+
+// Reads, for every float4 of a unit, the slots of the unit's CTAs (sum_slots) or the unit's
+// accumulator (one slot), and writes the sum as bf16 (4 halves of an 8-byte store).
+__global__ void __launch_bounds__(kReadThreads) read_kernel(const float *src, uint2 *o, int units, int sms,
+                                                            bool sum_slots)
+{
+    const int per_unit = kFloats / 4;
+    for (int i = blockIdx.x * kReadThreads + threadIdx.x; i < units * per_unit; i += gridDim.x * kReadThreads) {
+        const int u = i / per_unit, e = i % per_unit;
+        // The CTAs of unit u: g with unit_of(g) == u, i.e. ceil(u·sms / units) <= g < ceil((u + 1)·sms / units).
+        const int g0 = sum_slots ? (u * sms + units - 1) / units : u;
+        const int g1 = sum_slots ? min(sms, ((u + 1) * sms + units - 1) / units) : u + 1;
+        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int g = g0; g < g1; g++) {
+            const float4 x = reinterpret_cast<const float4 *>(src + (size_t)g * kFloats)[e];
+            s.x += x.x, s.y += x.y, s.z += x.z, s.w += x.w;
+        }
+        const unsigned lo = (__float_as_uint(s.x) >> 16) | (__float_as_uint(s.y) & 0xffff0000u);
+        const unsigned hi = (__float_as_uint(s.z) >> 16) | (__float_as_uint(s.w) & 0xffff0000u);
+        o[i] = make_uint2(lo, hi);
+    }
+}
+
+struct Case {
+    const char *name;
+    End end;
+    int units;     // G
+    bool memset;   // zero the G accumulators first
+    int read;      // 0: no second kernel; 1: read the slots back per unit; 2: normalise the accumulators
+};
+
+cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, float *buf, uint2 *o)
+{
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    tool.check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    if (c.memset)
+        tool.check(cudaMemsetAsync(buf, 0, (size_t)c.units * kFloats * sizeof(float), s), "cudaMemsetAsync");
+    switch (c.end) {
+    case kNone: main_kernel<kNone><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
+    case kStore: main_kernel<kStore><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
+    case kRedV4: main_kernel<kRedV4><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
+    case kRedF32: main_kernel<kRedF32><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
+    }
+    if (c.read)
+        read_kernel<<<kReadPerSm * sms, kReadThreads, 0, s>>>(buf, o, c.units, sms, c.read == 1);
+    tool.check(cudaGetLastError(), "a launch under capture");
+    tool.check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
+    tool.check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
+    tool.check(cudaGraphDestroy(g), "cudaGraphDestroy");
+    return x;
+}
+
+// Microseconds of each of n replays, sorted: an event before and after each, ten replays
+// between two host synchronisations (as the harness and launch_floor time them).
+std::vector<float> time_replays(cudaGraphExec_t x, cudaStream_t s, int n)
+{
+    constexpr int kBatch = 10;
+    cudaEvent_t ev[2 * kBatch];
+    for (auto &e : ev)
+        tool.check(cudaEventCreate(&e), "cudaEventCreate");
+    for (int i = 0; i < 20; i++)
+        tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+    std::vector<float> us;
+    while ((int)us.size() < n) {
+        const int want = std::min(kBatch, n - (int)us.size());
+        for (int i = 0; i < want; i++) {
+            tool.check(cudaEventRecord(ev[2 * i], s), "cudaEventRecord");
+            tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+            tool.check(cudaEventRecord(ev[2 * i + 1], s), "cudaEventRecord");
+        }
+        tool.check(cudaStreamSynchronize(s), "a replay");
+        for (int i = 0; i < want; i++) {
+            float ms = 0.f;
+            tool.check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+            us.push_back(1000.f * ms);
+        }
+    }
+    for (auto &e : ev)
+        tool.check(cudaEventDestroy(e), "cudaEventDestroy");
+    std::sort(us.begin(), us.end());
+    return us;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int n = tool.count_arg(argc, argv, 200, "usage: partial_add_probe [replays]");
+    const int sms = tool.hopper_sms();
+    for (auto k : {main_kernel<kNone>, main_kernel<kStore>, main_kernel<kRedV4>, main_kernel<kRedF32>})
+        tool.check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "cudaFuncSetAttribute");
+    float *buf = nullptr;
+    uint2 *o = nullptr;
+    tool.check(cudaMalloc(&buf, (size_t)sms * kFloats * sizeof(float)), "cudaMalloc");
+    tool.check(cudaMemset(buf, 0, (size_t)sms * kFloats * sizeof(float)), "cudaMemset");
+    tool.check(cudaMalloc(&o, (size_t)sms * kFloats / 4 * sizeof(uint2)), "cudaMalloc");
+    cudaStream_t s;
+    tool.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    const Case cases[] = {
+        {"main: none", kNone, sms, false, 0},
+        {"main: store (own slot)", kStore, sms, false, 0},
+        {"main: red.v4, own accumulator", kRedV4, sms, false, 0},
+        {"main: red.v4, 8 units", kRedV4, 8, false, 0},
+        {"main: red.v4, 1 unit", kRedV4, 1, false, 0},
+        {"main: red.f32, 8 units", kRedF32, 8, false, 0},
+        {"main: red.f32, 1 unit", kRedF32, 1, false, 0},
+        {"memset 8 units, main: none", kNone, 8, true, 0},
+        {"main: store, read slots back, 8 units", kStore, 8, false, 1},
+        {"main: store, read slots back, 1 unit", kStore, 1, false, 1},
+        {"memset, main: red.v4, normalise, 8 units", kRedV4, 8, true, 2},
+        {"memset, main: red.v4, normalise, 1 unit", kRedV4, 1, true, 2},
+    };
+    printf("partial_add_probe: graph replays, %d samples each, %d SMs; main <<<%d, %d>>>, %d B a CTA; "
+           "reads <<<%d, %d>>>; us: median (p10-p90)\n",
+           n, sms, sms, kThreads, kFloats * 4, kReadPerSm * sms, kReadThreads);
+    printf("\n| graph | median | p10 | p90 |\n|---|---:|---:|---:|\n");
+    for (const Case &c : cases) {
+        cudaGraphExec_t x = capture(c, s, sms, buf, o);
+        const std::vector<float> us = time_replays(x, s, n);
+        printf("| %s | %.2f | %.2f | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
+        tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
+    }
+    tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
+    tool.check(cudaFree(buf), "cudaFree");
+    tool.check(cudaFree(o), "cudaFree");
+    return 0;
+}
