@@ -3,8 +3,10 @@
 // built for sm_90a.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -45,6 +47,38 @@ struct Tool {
             check(cudaDeviceSynchronize(), "a probe kernel");
         }
         check(cudaMemcpy(host, counters, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+
+    // Microseconds of each of n replays of a graph, sorted, timed as the harness times a verify
+    // kernel's replay: 20 replays to warm up, then an event before and after each, ten replays
+    // between two host synchronisations.
+    std::vector<float> time_replays(cudaGraphExec_t x, cudaStream_t s, int n) const
+    {
+        constexpr int kBatch = 10;
+        cudaEvent_t ev[2 * kBatch];
+        for (auto &e : ev)
+            check(cudaEventCreate(&e), "cudaEventCreate");
+        for (int i = 0; i < 20; i++)
+            check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+        std::vector<float> us;
+        while ((int)us.size() < n) {
+            const int want = std::min(kBatch, n - (int)us.size());
+            for (int i = 0; i < want; i++) {
+                check(cudaEventRecord(ev[2 * i], s), "cudaEventRecord");
+                check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+                check(cudaEventRecord(ev[2 * i + 1], s), "cudaEventRecord");
+            }
+            check(cudaStreamSynchronize(s), "a replay");
+            for (int i = 0; i < want; i++) {
+                float ms = 0.f;
+                check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+                us.push_back(1000.f * ms);
+            }
+        }
+        for (auto &e : ev)
+            check(cudaEventDestroy(e), "cudaEventDestroy");
+        std::sort(us.begin(), us.end());
+        return us;
     }
 
     // The current GPU's SM count; one line and exit 1 when it is not a Hopper GPU.

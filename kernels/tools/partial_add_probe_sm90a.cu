@@ -132,36 +132,6 @@ cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, float *buf, uint
     return x;
 }
 
-// Microseconds of each of n replays, sorted: an event before and after each, ten replays
-// between two host synchronisations (as the harness and launch_floor time them).
-std::vector<float> time_replays(cudaGraphExec_t x, cudaStream_t s, int n)
-{
-    constexpr int kBatch = 10;
-    cudaEvent_t ev[2 * kBatch];
-    for (auto &e : ev)
-        tool.check(cudaEventCreate(&e), "cudaEventCreate");
-    for (int i = 0; i < 20; i++)
-        tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
-    std::vector<float> us;
-    while ((int)us.size() < n) {
-        const int want = std::min(kBatch, n - (int)us.size());
-        for (int i = 0; i < want; i++) {
-            tool.check(cudaEventRecord(ev[2 * i], s), "cudaEventRecord");
-            tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
-            tool.check(cudaEventRecord(ev[2 * i + 1], s), "cudaEventRecord");
-        }
-        tool.check(cudaStreamSynchronize(s), "a replay");
-        for (int i = 0; i < want; i++) {
-            float ms = 0.f;
-            tool.check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
-            us.push_back(1000.f * ms);
-        }
-    }
-    for (auto &e : ev)
-        tool.check(cudaEventDestroy(e), "cudaEventDestroy");
-    std::sort(us.begin(), us.end());
-    return us;
-}
 
 } // namespace
 
@@ -198,7 +168,7 @@ int main(int argc, char **argv)
     printf("\n| graph | median | p10 | p90 |\n|---|---:|---:|---:|\n");
     for (const Case &c : cases) {
         cudaGraphExec_t x = capture(c, s, sms, buf, o);
-        const std::vector<float> us = time_replays(x, s, n);
+        const std::vector<float> us = tool.time_replays(x, s, n);
         printf("| %s | %.2f | %.2f | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10], us[us.size() * 9 / 10]);
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
     }
