@@ -49,6 +49,20 @@ struct Tool {
         check(cudaMemcpy(host, counters, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     }
 
+    // The graph of what enqueue(s) launches on stream s, captured and instantiated.
+    template <class Enqueue> cudaGraphExec_t capture(cudaStream_t s, Enqueue enqueue) const
+    {
+        cudaGraph_t g;
+        cudaGraphExec_t x;
+        check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        enqueue(s);
+        check(cudaGetLastError(), "a launch under capture");
+        check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
+        check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
+        check(cudaGraphDestroy(g), "cudaGraphDestroy");
+        return x;
+    }
+
     // Microseconds of each of n replays of a graph, sorted, timed as the harness times a verify
     // kernel's replay: 20 replays to warm up, then an event before and after each, ten replays
     // between two host synchronisations.

@@ -45,22 +45,15 @@ struct Case {
 // The graph of one case, captured from a stream.
 cudaGraphExec_t capture(const Case &c, cudaStream_t s)
 {
-    Params p{};
-    int *never = nullptr; // see empty_kernel
-    cudaGraph_t g;
-    cudaGraphExec_t x;
-    tool.check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    if (c.main_ctas)
-        empty_kernel<kMainThreads><<<c.main_ctas, kMainThreads, kMainSmem, s>>>(p, never);
-    if (c.blocks)
-        empty_kernel<kCombineThreads><<<c.blocks, c.threads, 0, s>>>(p, never);
-    tool.check(cudaGetLastError(), "a launch under capture");
-    tool.check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
-    tool.check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
-    tool.check(cudaGraphDestroy(g), "cudaGraphDestroy");
-    return x;
+    return tool.capture(s, [&](cudaStream_t st) {
+        Params p{};
+        int *never = nullptr; // see empty_kernel
+        if (c.main_ctas)
+            empty_kernel<kMainThreads><<<c.main_ctas, kMainThreads, kMainSmem, st>>>(p, never);
+        if (c.blocks)
+            empty_kernel<kCombineThreads><<<c.blocks, c.threads, 0, st>>>(p, never);
+    });
 }
-
 
 } // namespace
 

@@ -112,26 +112,19 @@ struct Case {
 
 cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, float *buf, uint2 *o)
 {
-    cudaGraph_t g;
-    cudaGraphExec_t x;
-    tool.check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    if (c.memset)
-        tool.check(cudaMemsetAsync(buf, 0, (size_t)c.units * kFloats * sizeof(float), s), "cudaMemsetAsync");
-    switch (c.end) {
-    case kNone: main_kernel<kNone><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
-    case kStore: main_kernel<kStore><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
-    case kRedV4: main_kernel<kRedV4><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
-    case kRedF32: main_kernel<kRedF32><<<sms, kThreads, kSmem, s>>>(buf, c.units, sms); break;
-    }
-    if (c.read)
-        read_kernel<<<kReadPerSm * sms, kReadThreads, 0, s>>>(buf, o, c.units, sms, c.read == 1);
-    tool.check(cudaGetLastError(), "a launch under capture");
-    tool.check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
-    tool.check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
-    tool.check(cudaGraphDestroy(g), "cudaGraphDestroy");
-    return x;
+    return tool.capture(s, [&](cudaStream_t st) {
+        if (c.memset)
+            tool.check(cudaMemsetAsync(buf, 0, (size_t)c.units * kFloats * sizeof(float), st), "cudaMemsetAsync");
+        switch (c.end) {
+        case kNone: main_kernel<kNone><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        case kStore: main_kernel<kStore><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        case kRedV4: main_kernel<kRedV4><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        case kRedF32: main_kernel<kRedF32><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        }
+        if (c.read)
+            read_kernel<<<kReadPerSm * sms, kReadThreads, 0, st>>>(buf, o, c.units, sms, c.read == 1);
+    });
 }
-
 
 } // namespace
 
