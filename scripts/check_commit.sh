@@ -19,14 +19,14 @@ if ! git cat-file -e "$c^{commit}" 2>/dev/null; then
     echo "commit $c: not in this copy's git history, not checked"
     exit 0
 fi
-git diff --quiet "$c" -- 2>/dev/null
-case $? in
-0) echo "commit $c: the tree's tracked files match it" ;;
-1)
-    echo "COMMIT MISMATCH: the build records $c, but the tree's tracked files differ from it:" \
-        "$(git diff --name-only "$c" -- | head -3 | tr '\n' ' ')"
-    exit 1
-    ;;
-*) echo "commit $c: git could not compare the tree with it, not checked" ;;
-esac
-exit 0
+if ! changed=$(git diff --name-only "$c" -- 2>/dev/null); then
+    echo "commit $c: git could not compare the tree with it, not checked"
+    exit 0
+fi
+if [ -z "$changed" ]; then
+    echo "commit $c: the tree's tracked files match it"
+    exit 0
+fi
+echo "COMMIT MISMATCH: the build records $c, but the tree's tracked files differ from it:" \
+    "$(echo "$changed" | head -3 | tr '\n' ' ')"
+exit 1

@@ -17,8 +17,8 @@
 //
 // usage: icache_probe [ITERATIONS]   (loop trips a launch; default 200)
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "hopper_tool.cuh"
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
            sms, kCopies, kChains * kSteps, kChains * kSteps * 16 / 1024, iters);
     std::vector<unsigned long long> h(sms);
     // Clocks an FFMA of one warp for copies a and b (b < 0: 4 warps running a alone).
-    const auto time = [&](int a, int b) {
+    const auto measure = [&](int a, int b) {
         for (int rep = 0; rep < 3; rep++)
             probe<<<sms, b < 0 ? 128 : 256>>>(a, b, iters, clocks, sink);
         tool.check(cudaGetLastError(), "a probe launch");
@@ -104,13 +104,13 @@ int main(int argc, char **argv)
     printf("one copy, 4 warps:\n\n| copy | clocks an FFMA | min | max |\n|---:|---:|---:|---:|\n");
     for (int k = 0; k < kCopies; k++) {
         printf("| %d |", k);
-        time(k, -1);
+        measure(k, -1);
     }
     printf("\ncopy 0 beside copy k, 4 warps each (both loops hot at once; with k = 0, 8 warps in one copy):\n\n"
            "| k | clocks an FFMA | min | max |\n|---:|---:|---:|---:|\n");
     for (int k = 0; k < kCopies; k++) {
         printf("| %d |", k);
-        time(0, k);
+        measure(0, k);
     }
     tool.check(cudaFree(clocks), "cudaFree");
     tool.check(cudaFree(sink), "cudaFree");

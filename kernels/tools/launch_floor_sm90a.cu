@@ -10,7 +10,6 @@
 // H100/H200.
 //
 // usage: launch_floor [replays]   (default 300)
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 

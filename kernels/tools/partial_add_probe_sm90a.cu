@@ -3,7 +3,7 @@
 // partial slot each for the combine to read back? A tool, not a verify kernel: results/h200/
 // NOTES.md (twenty-third) weighs that for mla_wgmma, whose combine's reading of the slots costs
 // 5.3 µs at bs 8 × 23k and 7.3 at bs 1 × 200k (nineteenth). Every graph below is replayed and
-// timed as the harness times a verify kernel (launch_floor's method). The "main" kernel is one
+// timed as the harness times a verify kernel (Tool::time_replays, hopper_tool.cuh). The "main" kernel is one
 // CTA an SM whose 256 threads each hold 144 fp32 (36 float4: mla_wgmma's two value warpgroups'
 // Oᵀ of 72 rows × 512 dims, 147,456 B a CTA) and end by one of:
 // - none: nothing written (the floor of the graph);
@@ -20,7 +20,6 @@
 // Built for sm_90a; runs on an H100/H200.
 //
 // usage: partial_add_probe [replays]   (default 200)
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
