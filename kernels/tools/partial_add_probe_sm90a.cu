@@ -1,13 +1,20 @@
 // partial_add_probe: what would it cost the CTAs that hold pieces of a cut unit to add their
 // partial results into one accumulator per unit (fp32 reductions in L2) instead of writing one
-// partial slot each for the combine to read back? A tool, not a verify kernel: results/h200/
-// NOTES.md (twenty-third) weighs that for mla_wgmma, whose combine's reading of the slots costs
-// 5.3 µs at bs 8 × 23k and 7.3 at bs 1 × 200k (nineteenth). Every graph below is replayed and
+// partial slot each for the combine to read back? And what does the shape of the stores cost
+// when every CTA writes its slot at once (the accumulators' fragment layout against coalesced
+// rows)? A tool, not a verify kernel: results/h200/NOTES.md (twenty-third, twenty-fourth) weighs
+// that for mla_wgmma, whose combine's reading of the slots costs 5.3 µs at bs 8 × 23k and 7.3 at
+// bs 1 × 200k (nineteenth). Every graph below is replayed and
 // timed as the harness times a verify kernel (Tool::time_replays, hopper_tool.cuh). The "main" kernel is one
 // CTA an SM whose 256 threads each hold 144 fp32 (36 float4: mla_wgmma's two value warpgroups'
 // Oᵀ of 72 rows × 512 dims, 147,456 B a CTA) and end by one of:
 // - none: nothing written (the floor of the graph);
-// - store: each CTA writes its own slot (today's partials), float4 stores;
+// - store: each CTA writes its own slot, float4 stores, a warp's 512 contiguous bytes each;
+// - store as fragments: the same slot in mla_wgmma's own pattern (Valuer::write_partial): each
+//   value warpgroup thread's Oᵀ accumulators stored as they lie in the wgmma fragment, 4-byte
+//   stores (a warp instruction covers 4 rows × 32 contiguous bytes); or as 16-byte stores of 4
+//   consecutive dims of one row (a warp instruction: 8 rows × 64 bytes), what the fragment gives
+//   after a transpose within the warp;
 // - red.v4 / red.f32: each CTA adds its values into the accumulator of its unit with
 //   red.global.add.v4.f32 (or the scalar form), units being G equal runs of CTAs: G = 132 (every
 //   CTA its own: no two CTAs add to one address), 8 (bs 8 × 23k: 16-17 CTAs a unit), 1 (bs 1 ×
@@ -36,11 +43,17 @@ constexpr int kFloats = kThreads * kVec * 4; // one CTA's partial: 36,864 fp32
 constexpr int kSmem = 200 * 1024;            // one CTA an SM, as mla_wgmma
 constexpr int kReadThreads = 128, kReadPerSm = 6;
 
-enum End { kNone, kStore, kRedV4, kRedF32 };
+enum End { kNone, kStore, kRedV4, kRedF32, kFrag4, kFrag16 };
 
 __device__ __forceinline__ void red_v4(float *a, float4 v)
 {
     asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+}
+// One 16-byte store (float4 assignments here came out partly as 8-byte stores).
+__device__ __forceinline__ void st_v4(float *a, float4 v)
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                  : "memory");
 }
 __device__ __forceinline__ void red_f32(float *a, float v)
@@ -57,7 +70,28 @@ template <End kEnd> __global__ void __launch_bounds__(kThreads, 1) main_kernel(f
 #pragma unroll
     for (int c = 0; c < kVec; c++) // values the compiler cannot fold: they depend on the CTA and thread
         v[c] = make_float4(blockIdx.x + c, threadIdx.x, c, 1.f);
-    const size_t slot = kEnd == kStore ? blockIdx.x : unit_of(blockIdx.x, sms, units);
+    const bool own = kEnd == kStore || kEnd == kFrag4 || kEnd == kFrag16;
+    const size_t slot = own ? blockIdx.x : unit_of(blockIdx.x, sms, units);
+    if constexpr (kEnd == kFrag4 || kEnd == kFrag16) { // 72 rows × 512 dims, row-major, as mla_wgmma's slot
+        float *acc = dst + slot * kFloats;
+        const int k = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+        for (int j = 0; j < 9; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float4 c = v[4 * j + i];
+                const int d = 256 * k + 64 * i + 16 * warp;
+                if constexpr (kEnd == kFrag4) { // rows 8j + 2t and 2t + 1, dims d + g and d + g + 8
+                    const size_t r = 8 * j + 2 * t;
+                    acc[r * 512 + d + g] = c.x, acc[r * 512 + d + g + 8] = c.z;
+                    acc[(r + 1) * 512 + d + g] = c.y, acc[(r + 1) * 512 + d + g + 8] = c.w;
+                } else { // row 8j + g, dims d + 4·(0, 2, 1, 3)[t] .. + 3
+                    const size_t r = 8 * j + g;
+                    st_v4(acc + r * 512 + d + 4 * ((t & 1) * 2 + (t >> 1)), c);
+                }
+            }
+        return;
+    }
     float4 *d4 = reinterpret_cast<float4 *>(dst + slot * kFloats);
 #pragma unroll
     for (int c = 0; c < kVec; c++) {
@@ -119,6 +153,8 @@ cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, float *buf, uint
         case kStore: main_kernel<kStore><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
         case kRedV4: main_kernel<kRedV4><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
         case kRedF32: main_kernel<kRedF32><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        case kFrag4: main_kernel<kFrag4><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
+        case kFrag16: main_kernel<kFrag16><<<sms, kThreads, kSmem, st>>>(buf, c.units, sms); break;
         }
         if (c.read)
             read_kernel<<<kReadPerSm * sms, kReadThreads, 0, st>>>(buf, o, c.units, sms, c.read == 1);
@@ -131,7 +167,8 @@ int main(int argc, char **argv)
 {
     const int n = tool.count_arg(argc, argv, 200, "usage: partial_add_probe [replays]");
     const int sms = tool.hopper_sms();
-    for (auto k : {main_kernel<kNone>, main_kernel<kStore>, main_kernel<kRedV4>, main_kernel<kRedF32>})
+    for (auto k : {main_kernel<kNone>, main_kernel<kStore>, main_kernel<kRedV4>, main_kernel<kRedF32>,
+                   main_kernel<kFrag4>, main_kernel<kFrag16>})
         tool.check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "cudaFuncSetAttribute");
     float *buf = nullptr;
     uint2 *o = nullptr;
@@ -143,6 +180,8 @@ int main(int argc, char **argv)
     const Case cases[] = {
         {"main: none", kNone, sms, false, 0},
         {"main: store (own slot)", kStore, sms, false, 0},
+        {"main: store as fragments, 4-byte stores (own slot)", kFrag4, sms, false, 0},
+        {"main: store as fragments, 16-byte stores (own slot)", kFrag16, sms, false, 0},
         {"main: red.v4, own accumulator", kRedV4, sms, false, 0},
         {"main: red.v4, 8 units", kRedV4, 8, false, 0},
         {"main: red.v4, 1 unit", kRedV4, 1, false, 0},
