@@ -40,6 +40,8 @@ namespace {
 const Tool tool{"partial_add_probe"};
 constexpr int kThreads = 256, kVec = 36;
 constexpr int kFloats = kThreads * kVec * 4; // one CTA's partial: 36,864 fp32
+constexpr int kRows = 72, kDims = 512;       // the same partial as mla_wgmma's slot: rows × dims, row-major
+static_assert(kRows * kDims == kFloats, "a slot is one CTA's partial");
 constexpr int kSmem = 200 * 1024;            // one CTA an SM, as mla_wgmma
 constexpr int kReadThreads = 128, kReadPerSm = 6;
 
@@ -72,22 +74,22 @@ template <End kEnd> __global__ void __launch_bounds__(kThreads, 1) main_kernel(f
         v[c] = make_float4(blockIdx.x + c, threadIdx.x, c, 1.f);
     const bool own = kEnd == kStore || kEnd == kFrag4 || kEnd == kFrag16;
     const size_t slot = own ? blockIdx.x : unit_of(blockIdx.x, sms, units);
-    if constexpr (kEnd == kFrag4 || kEnd == kFrag16) { // 72 rows × 512 dims, row-major, as mla_wgmma's slot
+    if constexpr (kEnd == kFrag4 || kEnd == kFrag16) { // value warpgroup k, warp, lane (g, t) of the fragment
         float *acc = dst + slot * kFloats;
         const int k = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
-        for (int j = 0; j < 9; j++)
+        for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const float4 c = v[4 * j + i];
                 const int d = 256 * k + 64 * i + 16 * warp;
                 if constexpr (kEnd == kFrag4) { // rows 8j + 2t and 2t + 1, dims d + g and d + g + 8
                     const size_t r = 8 * j + 2 * t;
-                    acc[r * 512 + d + g] = c.x, acc[r * 512 + d + g + 8] = c.z;
-                    acc[(r + 1) * 512 + d + g] = c.y, acc[(r + 1) * 512 + d + g + 8] = c.w;
+                    acc[r * kDims + d + g] = c.x, acc[r * kDims + d + g + 8] = c.z;
+                    acc[(r + 1) * kDims + d + g] = c.y, acc[(r + 1) * kDims + d + g + 8] = c.w;
                 } else { // row 8j + g, dims d + 4·(0, 2, 1, 3)[t] .. + 3
                     const size_t r = 8 * j + g;
-                    st_v4(acc + r * 512 + d + 4 * ((t & 1) * 2 + (t >> 1)), c);
+                    st_v4(acc + r * kDims + d + 4 * ((t & 1) * 2 + (t >> 1)), c);
                 }
             }
         return;
