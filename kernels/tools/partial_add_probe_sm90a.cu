@@ -4,10 +4,10 @@
 // when every CTA writes its slot at once (the accumulators' fragment layout against coalesced
 // rows)? A tool, not a verify kernel: results/h200/NOTES.md (twenty-third, twenty-fourth) weighs
 // that for mla_wgmma, whose combine's reading of the slots costs 5.3 µs at bs 8 × 23k and 7.3 at
-// bs 1 × 200k (nineteenth). Every graph below is replayed and
-// timed as the harness times a verify kernel (Tool::time_replays, hopper_tool.cuh). The "main" kernel is one
-// CTA an SM whose 256 threads each hold 144 fp32 (36 float4: mla_wgmma's two value warpgroups'
-// Oᵀ of 72 rows × 512 dims, 147,456 B a CTA) and end by one of:
+// bs 1 × 200k (nineteenth). Every graph below is replayed and timed as the harness times a
+// verify kernel (Tool::time_replays, hopper_tool.cuh). The "main" kernel is one CTA an SM whose
+// 256 threads each hold 144 fp32 (36 float4: mla_wgmma's two value warpgroups' Oᵀ of 72 rows ×
+// 512 dims, 147,456 B a CTA) and end by one of:
 // - none: nothing written (the floor of the graph);
 // - store: each CTA writes its own slot, float4 stores, a warp's 512 contiguous bytes each;
 // - store as fragments: the same slot in mla_wgmma's own pattern (Valuer::write_partial): each
@@ -72,9 +72,9 @@ template <End kEnd> __global__ void __launch_bounds__(kThreads, 1) main_kernel(f
 #pragma unroll
     for (int c = 0; c < kVec; c++) // values the compiler cannot fold: they depend on the CTA and thread
         v[c] = make_float4(blockIdx.x + c, threadIdx.x, c, 1.f);
-    const bool own = kEnd == kStore || kEnd == kFrag4 || kEnd == kFrag16;
-    const size_t slot = own ? blockIdx.x : unit_of(blockIdx.x, sms, units);
-    if constexpr (kEnd == kFrag4 || kEnd == kFrag16) { // value warpgroup k, warp, lane (g, t) of the fragment
+    constexpr bool kFrag = kEnd == kFrag4 || kEnd == kFrag16;
+    const size_t slot = kEnd == kStore || kFrag ? blockIdx.x : unit_of(blockIdx.x, sms, units);
+    if constexpr (kFrag) { // value warpgroup k, warp, lane (g, t) of the fragment
         float *acc = dst + slot * kFloats;
         const int k = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
