@@ -51,7 +51,7 @@ static void test_random_batches(void)
 {
     vb_prng rng = vb_prng_make(20261201, 7);
     const int heads_choice[] = {1, 8, 16, 64}, grid_choice[] = {1, 2, 7, 132, 148};
-    long cases = 0, with_cut = 0, with_direct = 0, paired = 0;
+    long cases = 0, with_cut = 0, with_direct = 0, paired = 0, quads = 0;
     for (int i = 0; i < 3000; i++) {
         int64_t p[64], t[64];
         const int batch = (int)vb_prng_range(&rng, 1, 64);
@@ -64,8 +64,10 @@ static void test_random_batches(void)
         vb_sched_config cfg;
         if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma, one CTA or a row pair a span */
             cfg = (vb_sched_config){64, 72, 3, 1, 132, (int)vb_prng_range(&rng, 1, 2)};
-        else /* mla_onepass: 32-key tiles, 8 to 72 rows a unit */
-            cfg = (vb_sched_config){32, 8 * (int)vb_prng_range(&rng, 1, 9), 6, 1, 132, 1};
+        else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
+            const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
+            cfg = (vb_sched_config){32, rows, 6, 1, 132, rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : 1};
+        }
         cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
         if (cfg.grid < cfg.halves)
             cfg.grid = cfg.halves;
@@ -78,14 +80,15 @@ static void test_random_batches(void)
         CHECK_MSG(rc == 0, "case %d (batch %d, heads %d, %d keys, %d rows, grid %d, min_span %d, halves %d): %s", i,
                   batch, heads, cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, cfg.halves, why);
         paired += cfg.halves == 2;
+        quads += cfg.halves == 4;
         cases++;
         with_cut += cut > 0;
         with_direct += pieces > cut;
     }
     /* Both kinds of unit were exercised, not only one. */
-    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8,
-              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs", cases, with_cut, with_direct,
-              paired);
+    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8 && quads > cases / 64,
+              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads", cases, with_cut,
+              with_direct, paired, quads);
 }
 
 static void test_planted_bugs(void)
@@ -116,6 +119,13 @@ static void test_planted_bugs(void)
     CHECK_MSG(rc == 1 && strstr(why, "pair"), "a pair's CTAs disagreeing: rc %d, %s", rc, why);
     rc = check_uniform(1, 512, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on row pairs: rc %d, %s", rc, why);
+    /* The same on mla_onepass's quads: a quad's last CTA disagreeing, a shared slot. */
+    const vb_sched_config quads = {32, 72, 6, 1, 132, 4};
+    CHECK(check_uniform(1, 512, 9, 8, &quads, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 0);
+    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "quad"), "a quad's CTAs disagreeing: rc %d, %s", rc, why);
+    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on quads: rc %d, %s", rc, why);
 }
 
 static void test_refusals(void)

@@ -51,28 +51,33 @@ bool same_piece(const Piece &x, const Piece &y)
            x.plan.slot0 == y.plan.slot0;
 }
 
-// Row pairs: CTAs 2g and 2g + 1 must walk the same pieces (each computes half of their rows),
-// and a CTA past the last pair (an odd grid) none. Returns the pieces of the first CTA of each
-// pair, named by the pair's index: the cut over grid / 2 CTAs that the other checks see.
-int pair_pieces(const std::vector<Walked> &all, int grid, std::vector<Walked> &out, char *why, size_t n)
+// Row pairs (and quads): CTAs h·g .. h·g + h - 1 must walk the same pieces (each computes a
+// share of their rows), and a CTA past the last group (grid not a multiple of h) none. Returns
+// the pieces of the first CTA of each group, named by the group's index: the cut over grid / h
+// CTAs that the other checks see.
+int group_pieces(const std::vector<Walked> &all, int grid, int h, std::vector<Walked> &out, char *why, size_t n)
 {
     std::vector<std::vector<Piece>> of_cta((size_t)grid);
     for (const Walked &w : all)
         of_cta[(size_t)w.cta].push_back(w.pc);
-    for (int g = 0; g + 1 < grid; g += 2) {
-        const std::vector<Piece> &a = of_cta[(size_t)g], &b = of_cta[(size_t)g + 1];
-        if (a.size() != b.size())
-            return fail(why, n, 1, "CTAs %ld and %ld of a pair walked %ld and a different number of pieces", g, g + 1,
-                        (long)a.size());
-        for (size_t k = 0; k < a.size(); k++) {
-            if (!same_piece(a[k], b[k]))
-                return fail(why, n, 1, "CTAs %ld and %ld of a pair differ at piece %ld", g, g + 1, (long)k);
-            out.push_back({g / 2, a[k]});
+    for (int g = 0; g + h <= grid; g += h) {
+        const std::vector<Piece> &a = of_cta[(size_t)g];
+        for (int j = g + 1; j < g + h; j++) {
+            const std::vector<Piece> &b = of_cta[(size_t)j];
+            if (a.size() != b.size())
+                return fail(why, n, 1, "CTAs %ld and %ld of a pair (or quad) walked %ld and a different number of pieces",
+                            g, j, (long)a.size());
+            for (size_t k = 0; k < a.size(); k++)
+                if (!same_piece(a[k], b[k]))
+                    return fail(why, n, 1, "CTAs %ld and %ld of a pair (or quad) differ at piece %ld", g, j, (long)k);
         }
+        for (const Piece &pc : a)
+            out.push_back({g / h, pc});
     }
-    if (grid % 2 && !of_cta[(size_t)grid - 1].empty())
-        return fail(why, n, 1, "CTA %ld, outside every pair, walked %ld pieces", grid - 1,
-                    (long)of_cta[(size_t)grid - 1].size(), 0);
+    for (int j = grid / h * h; j < grid; j++)
+        if (!of_cta[(size_t)j].empty())
+            return fail(why, n, 1, "CTA %ld, outside every pair (or quad), walked %ld pieces", j,
+                        (long)of_cta[(size_t)j].size(), 0);
     return 0;
 }
 
@@ -193,17 +198,17 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
         return fail(why, n, 2, "%ld positions do not fit the schedule's int (batch %ld, heads %ld)", (long)positions,
                     p.batch, p.heads);
     std::vector<Walked> pieces;
-    if (halves == 2) {
-        std::vector<Walked> all = walk<kKeys, 2>(p, c);
-        if (plant_bug == VB_SCHED_BUG_TWIN) // the second CTA of a pair ends its first piece a tile late
+    if (halves > 1) {
+        std::vector<Walked> all = halves == 2 ? walk<kKeys, 2>(p, c) : walk<kKeys, 4>(p, c);
+        if (plant_bug == VB_SCHED_BUG_TWIN) // the last CTA of a group ends its first piece a tile late
             for (Walked &w : all)
-                if (w.cta % 2) {
+                if (w.cta % halves == halves - 1) {
                     w.pc.tile_hi++;
                     break;
                 }
-        if (int rc = pair_pieces(all, c.grid, pieces, why, n))
+        if (int rc = group_pieces(all, c.grid, halves, pieces, why, n))
             return rc;
-        c.grid /= 2; // the spans, each walked by one pair
+        c.grid /= halves; // the spans, each walked by one group
     } else {
         pieces = walk<kKeys, 1>(p, c);
     }
@@ -230,7 +235,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
 {
     const int halves = cfg->halves ? cfg->halves : 1;
     if (batch < 1 || heads < 1 || cfg->grid < halves || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 ||
-        cfg->min_span < 1 || halves > 2)
+        cfg->min_span < 1 || (halves != 1 && halves != 2 && halves != 4))
         return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span, halves)", batch,
                     heads, cfg->grid);
     std::vector<int64_t> kv(batch + 1, 0), qo(batch + 1, 0), mask(batch + 1, 0);

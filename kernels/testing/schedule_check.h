@@ -13,7 +13,8 @@ extern "C" {
 
 /* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
  * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), and the CTAs
- * that share each span (1, or 2 for mla_wgmma's row pairs; 0 reads as 1). */
+ * that share each span (1; 2 for row pairs, both kernels; 4 for mla_onepass's quads; 0 reads
+ * as 1). */
 typedef struct {
     int keys_per_tile;
     int rows;
@@ -29,12 +30,12 @@ enum {
     VB_SCHED_BUG_DROP_PIECE = 1,
     VB_SCHED_BUG_SHARED_SLOT = 2,
     VB_SCHED_BUG_COMBINE_ROW = 3,
-    VB_SCHED_BUG_TWIN = 4 /* row pairs: one CTA of a pair walks a piece its twin does not */
+    VB_SCHED_BUG_TWIN = 4 /* row pairs or quads: one CTA of a group walks a piece the first does not */
 };
 
 /* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
  * heads query heads) for every CTA of cfg->grid, and checks that CTAs sharing a span (row pairs:
- * 2g and 2g + 1) walk the same pieces, that every tile of every unit is in
+ * 2g and 2g + 1; quads: 4g .. 4g + 3) walk the same pieces, that every tile of every unit is in
  * exactly one non-empty piece, that the pieces of a unit agree on its plan (piece count, first
  * slot), that exactly its first piece owns the plan, that a unit is written directly exactly
  * when it is one piece, and that the partial slots of cut units are the ones the combine reads
