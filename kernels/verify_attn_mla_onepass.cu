@@ -32,6 +32,10 @@
 //   when the caller does not promise prefix_visible (SGLang's layout promises it).
 // - Splits: mla_schedule.cuh cuts the batch into equal spans per SM on the device; a unit
 //   inside one span writes o and lse directly, a cut one leaves partials for the combine.
+// - Short launches (72-row units, when the cut's spans are at most kPairSpan positions): a unit
+//   goes to a group of CTAs, four (18 rows each) or two (36 rows each), over a span as many
+//   times longer, so a short piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows
+//   (see kQuadSpan).
 // Shared memory: Smem<9>::bytes = 101,328 B (98.95 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
@@ -116,9 +120,14 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kSW> struct Onepass {
+template <int kN8, int kSW, int kHalves = 1> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
+    // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
+    // all of them, or half of a 72-row unit on a CTA pair (kPairN8).
+    static constexpr int kUnitRows = kHalves > 1 ? 8 * kMaxN8 : kRows;
+    static constexpr int kShare = kUnitRows / kHalves;
+    static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
     static_assert(!L::kSpread || kSW == kWarps, "the spread tile's six helpers and two owners are all 8 warps");
     static constexpr int kGroups = kSW / 2;                    // row groups of the Sᵀ warps
     static constexpr int kNt = (kN8 + kGroups - 1) / kGroups;  // most n8 row tiles of one group
@@ -635,7 +644,8 @@ template <int kN8, int kSW> struct Onepass {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
         const float *rm = reinterpret_cast<const float *>(smem + L::rm);
         const int nrows = ps.nrows, slot = ps.pc.slot;
-        float *acc = w.acc + (size_t)slot * kRows * kDv;
+        const int r0 = kHalves == 1 ? 0 : ps.row0 - ps.pc.rt * kUnitRows; // this CTA's first row of the slot
+        float *acc = w.acc + ((size_t)slot * kUnitRows + r0) * kDv;
 #pragma unroll
         for (int j = 0; j < kN8; j++)
 #pragma unroll
@@ -643,34 +653,45 @@ template <int kN8, int kSW> struct Onepass {
                 store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, kDimsPerWarp * warp + 16 * m + g, o[m][j][0],
                                     o[m][j][1], o[m][j][2], o[m][j][3]);
         if (tid < nrows)
-            w.ml[(size_t)slot * kRows + tid] = make_float2(rm[tid], rsum[tid]);
+            w.ml[(size_t)slot * kUnitRows + r0 + tid] = make_float2(rm[tid], rsum[tid]);
     }
 };
 
-template <int kN8, int kSW>
-__global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
+// One CTA's walk over its span of the cut (kHalves 2: the span its pair shares, each CTA
+// taking kShare of every unit's rows), once the prefix of unit costs is in shared memory.
+template <int kN8, int kSW, int kHalves>
+__device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
+                                     int total)
 {
-    extern __shared__ __align__(128) unsigned char smem[];
-    using Sched = Schedule<kKeys, kThreads>;
+    using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
+    using Op = Onepass<kN8, kSW, kHalves>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
-    if (Smem<kN8>::kSpread && threadIdx.x == 0) // before start_positions' barriers
-        mbar_init(smem_u32(smem + Smem<kN8>::spread_bar), Onepass<kN8, kSW>::kSpreadArrivals);
-    const int total = Sched::start_positions(p, c, reinterpret_cast<int *>(smem));
+    if (Smem<kN8>::kSpread && threadIdx.x == 0) // past the prefix array (static_assert at the kernel)
+        mbar_init(smem_u32(smem + Smem<kN8>::spread_bar), Op::kSpreadArrivals);
     bool going = false;   // thread 0's own copy
     if (threadIdx.x == 0)
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
     __syncthreads(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
-    Onepass<kN8, kSW> op(p, smem, ps);
+    Op op(p, smem, ps);
     for (;;) {
         if (threadIdx.x == 0) {
-            if (going && (going = sched.next(p, c, ps.pc))) {
-                ps.set_unit(sched.req, Onepass<kN8, kSW>::kRows, p.heads);
+            while (going && (going = sched.next(p, c, ps.pc))) {
+                ps.set_unit(sched.req, Op::kUnitRows, p.heads);
+                if constexpr (kHalves > 1) {
+                    const int first = (int)blockIdx.x % kHalves * Op::kShare; // this CTA's rows of the unit
+                    ps.row0 += first;
+                    ps.nrows = min(ps.nrows - first, Op::kShare);
+                    ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the pair's plan is written once
+                    if (ps.nrows <= 0) // the unit's rows all fall in the other half
+                        continue;
+                }
                 ps.tok_lo = ps.row0 / p.heads;
                 ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
+                break;
             }
             more = going;
         }
@@ -688,6 +709,46 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
             w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
         __syncthreads(); // the next piece reuses every shared buffer
     }
+}
+
+// Short launches put a 72-row unit on several CTAs, each computing a share of its rows over
+// the group's span, which is as many times longer: less q copy, Sᵀ, softmax, Oᵀ and partial per
+// CTA and tile, but every KV tile read by each CTA of the group (all but the first from L2).
+// When the one-CTA cut would give every CTA at most kQuadSpan positions (c0 and tiles), four
+// CTAs a unit (18 rows each, 3 n8 tiles: 24, the last 6 repeat a row); at most kPairSpan, two
+// (36 rows each, kPairN8 n8 tiles: 40). Builds that took quads or pairs at every span, A/B
+// against the one-CTA cut (results/h200/NOTES.md, twenty-fifth; span in parentheses): bs 1 ×
+// 512 (1) 0.674 and 0.819, bs 8 × 512 (2) 0.833 and 0.852, bs 8 × 4096 (9) 1.31 and 1.08, bs 8 ×
+// 23k (44) 1.92 and 1.38. The thresholds lie between those spans.
+constexpr int kQuadN8 = 3, kPairN8 = 5;
+#ifndef VB_ONEPASS_QUAD_SPAN
+#define VB_ONEPASS_QUAD_SPAN 3
+#endif
+#ifndef VB_ONEPASS_PAIR_SPAN
+#define VB_ONEPASS_PAIR_SPAN 5
+#endif
+constexpr int kQuadSpan = VB_ONEPASS_QUAD_SPAN, kPairSpan = VB_ONEPASS_PAIR_SPAN;
+
+template <int kN8, int kSW>
+__global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    static_assert(4 * (kMaxBatch + 1) <= Smem<kQuadN8>::spread_bar && 4 * (kMaxBatch + 1) <= Smem<kPairN8>::spread_bar &&
+                      4 * (kMaxBatch + 1) <= Smem<kN8>::spread_bar,
+                  "the prefix array lies before the spread mbarrier of every layout");
+    const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
+    if constexpr (kN8 == kMaxN8) {
+        const int span = (total + c.grid - 1) / c.grid;
+        if (span <= kQuadSpan) {
+            walk<kQuadN8, kSW, 4>(p, ws, c, smem, total);
+            return;
+        }
+        if (span <= kPairSpan) {
+            walk<kPairN8, kSW, 2>(p, ws, c, smem, total);
+            return;
+        }
+    }
+    walk<kN8, kSW, 1>(p, ws, c, smem, total);
 }
 
 // ---- host side ------------------------------------------------------------------------------
