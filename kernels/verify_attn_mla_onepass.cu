@@ -124,7 +124,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
-    // all of them, or half of a 72-row unit on a CTA pair (kPairN8).
+    // all of them, or a quarter or half of a 72-row unit on a CTA quad or pair (kQuadN8, kPairN8).
     static constexpr int kUnitRows = kHalves > 1 ? 8 * kMaxN8 : kRows;
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
@@ -657,8 +657,9 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
     }
 };
 
-// One CTA's walk over its span of the cut (kHalves 2: the span its pair shares, each CTA
-// taking kShare of every unit's rows), once the prefix of unit costs is in shared memory.
+// One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
+// shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
+// memory.
 template <int kN8, int kSW, int kHalves>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
@@ -685,8 +686,8 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
                     const int first = (int)blockIdx.x % kHalves * Op::kShare; // this CTA's rows of the unit
                     ps.row0 += first;
                     ps.nrows = min(ps.nrows - first, Op::kShare);
-                    ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the pair's plan is written once
-                    if (ps.nrows <= 0) // the unit's rows all fall in the other half
+                    ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the group's plan is written once
+                    if (ps.nrows <= 0) // the unit's rows all fall to the group's other CTAs
                         continue;
                 }
                 ps.tok_lo = ps.row0 / p.heads;
@@ -719,7 +720,9 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // (36 rows each, kPairN8 n8 tiles: 40). Builds that took quads or pairs at every span, A/B
 // against the one-CTA cut (results/h200/NOTES.md, twenty-fifth; span in parentheses): bs 1 ×
 // 512 (1) 0.674 and 0.819, bs 8 × 512 (2) 0.833 and 0.852, bs 8 × 4096 (9) 1.31 and 1.08, bs 8 ×
-// 23k (44) 1.92 and 1.38. The thresholds lie between those spans.
+// 23k (44) 1.92 and 1.38. A sweep of the choice below (same NOTES): bs 8 × 1024 (3, quads) 0.928,
+// bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995; quads up to span 4 and no
+// pairs measured 0.899 against 0.894 over the same 22 records.
 constexpr int kQuadN8 = 3, kPairN8 = 5;
 #ifndef VB_ONEPASS_QUAD_SPAN
 #define VB_ONEPASS_QUAD_SPAN 3
