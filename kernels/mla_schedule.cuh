@@ -141,6 +141,25 @@ struct PieceRows {
         nrows = (int)min((int64_t)rows, r.T * heads - row0);
     }
 
+    // A unit on a group of kHalves CTAs (row pairs, quads): after set_unit, this CTA's share of
+    // its rows, rows share·h .. of CTA h = blockIdx.x % kHalves; only the first CTA records the
+    // plan. False when the unit's rows all fall to the group's other CTAs.
+    template <int kHalves> __device__ __forceinline__ bool take_share(int share)
+    {
+        if constexpr (kHalves > 1) {
+            const int first = (int)blockIdx.x % kHalves * share;
+            row0 += first;
+            nrows = min(nrows - first, share);
+            pc.plan_owner = pc.plan_owner && first == 0;
+        }
+        return nrows > 0;
+    }
+    // Where this CTA's rows start in the unit's partial slot (0 unless the unit is shared).
+    template <int kHalves> __device__ __forceinline__ int slot_row0(int unit_rows) const
+    {
+        return kHalves == 1 ? 0 : row0 - pc.rt * unit_rows;
+    }
+
     // Request row of unit row r; rows past the unit repeat its last (computed, never written).
     __device__ int row(int r) const { return row0 + min(r, nrows - 1); }
     __device__ int64_t token(const vb_verify_params &p, int r) const { return rq.q0 + (row0 + r) / p.heads; }

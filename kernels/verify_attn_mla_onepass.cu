@@ -644,7 +644,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
         const float *rm = reinterpret_cast<const float *>(smem + L::rm);
         const int nrows = ps.nrows, slot = ps.pc.slot;
-        const int r0 = kHalves == 1 ? 0 : ps.row0 - ps.pc.rt * kUnitRows; // this CTA's first row of the slot
+        const int r0 = ps.slot_row0<kHalves>(kUnitRows);
         float *acc = w.acc + ((size_t)slot * kUnitRows + r0) * kDv;
 #pragma unroll
         for (int j = 0; j < kN8; j++)
@@ -682,14 +682,8 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         if (threadIdx.x == 0) {
             while (going && (going = sched.next(p, c, ps.pc))) {
                 ps.set_unit(sched.req, Op::kUnitRows, p.heads);
-                if constexpr (kHalves > 1) {
-                    const int first = (int)blockIdx.x % kHalves * Op::kShare; // this CTA's rows of the unit
-                    ps.row0 += first;
-                    ps.nrows = min(ps.nrows - first, Op::kShare);
-                    ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the group's plan is written once
-                    if (ps.nrows <= 0) // the unit's rows all fall to the group's other CTAs
-                        continue;
-                }
+                if (kHalves > 1 && !ps.take_share<kHalves>(Op::kShare))
+                    continue;
                 ps.tok_lo = ps.row0 / p.heads;
                 ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
                 break;
@@ -724,13 +718,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995; quads up to span 4 and no
 // pairs measured 0.899 against 0.894 over the same 22 records.
 constexpr int kQuadN8 = 3, kPairN8 = 5;
-#ifndef VB_ONEPASS_QUAD_SPAN
-#define VB_ONEPASS_QUAD_SPAN 3
-#endif
-#ifndef VB_ONEPASS_PAIR_SPAN
-#define VB_ONEPASS_PAIR_SPAN 5
-#endif
-constexpr int kQuadSpan = VB_ONEPASS_QUAD_SPAN, kPairSpan = VB_ONEPASS_PAIR_SPAN;
+constexpr int kQuadSpan = 3, kPairSpan = 5;
 
 template <int kN8, int kSW>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
