@@ -29,6 +29,8 @@
 //   the latency chain of a short piece (a tile's Sᵀ, softmax and Oᵀ, the partial's 147 KB at an
 //   SM's store rate), but both CTAs read each KV tile (the second from L2) and each wgmma's A
 //   operand from shared memory, and at long contexts the pair is up to 1.3× slower (kPairSpan).
+//   The shortest launches go further, to quads: four CTAs a unit, 18 rows each (N = 24,
+//   kQuadSpan).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -107,13 +109,14 @@ constexpr int kKeys = 64;                       // keys per tile: the M of one w
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
 constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the N of Sᵀ and Oᵀ): see config_for
-// A 72-row unit on a CTA pair: each CTA computes 36 of its rows (N = 40, the next multiple of 8).
-constexpr int kPairRows = 40;
+// A 72-row unit on a CTA pair: each CTA computes 36 of its rows (N = 40, the next multiple of 8);
+// on a quad, 18 (N = 24).
+constexpr int kPairRows = 40, kQuadRows = 24;
 // The unit a kRows-row kernel works on: its rows (the cut's and the partial slots'), and the
 // share of them one CTA computes.
 template <int kRows> struct UnitOf {
-    static constexpr int halves = kRows == kPairRows ? 2 : 1;
-    static constexpr int rows = halves == 2 ? kMaxRows : kRows;
+    static constexpr int halves = kRows == kPairRows ? 2 : kRows == kQuadRows ? 4 : 1;
+    static constexpr int rows = halves > 1 ? kMaxRows : kRows;
     static constexpr int share = rows / halves;
 };
 // KV ring, in k-blocks, per unit size. 16 at 72 rows (what fits beside q), where tile t+1's
@@ -124,8 +127,10 @@ template <int kRows> struct UnitOf {
 // tree-eagle64 104.4 → 100.7 and 104.7 → 100.9 µs, 16-token chain 0.962 / 0.961, 8-node EAGLE
 // tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5). A row pair's CTA
 // holds 40 rows of q (46 KB) and fits 21 blocks: tile t+1's positions reuse tile t-1's (q >= 3)
-// and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed).
-template <int kRows> constexpr int kRing = kRows == kPairRows ? 21 : kRows == kMidRows ? 17 : 16;
+// and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed); a
+// quad's CTA (24 rows of q) keeps the same 21.
+template <int kRows>
+constexpr int kRing = kRows == kPairRows || kRows == kQuadRows ? 21 : kRows == kMidRows ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
 // q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
@@ -209,10 +214,11 @@ template <int kRows> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>() && smem_fits<kPairRows>(),
+static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>() && smem_fits<kPairRows>() &&
+                  smem_fits<kQuadRows>(),
               "every unit size's layout");
-constexpr int kSmemAlloc = Smem<kMaxRows>::alloc > Smem<kPairRows>::alloc ? Smem<kMaxRows>::alloc
-                                                                           : Smem<kPairRows>::alloc; // every kernel's
+constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+constexpr int kSmemAlloc = max3(Smem<kMaxRows>::alloc, Smem<kPairRows>::alloc, Smem<kQuadRows>::alloc); // every kernel's
 
 template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows, UnitOf<kRows>::halves>;
 
@@ -221,14 +227,10 @@ struct PieceState : PieceRows {
     bool more;
 };
 
-// Where a CTA's rows of its unit start in the unit's partial slot: row 0, or 36 for the second
-// CTA of a pair.
+// Where a CTA's rows of its unit start in the unit's partial slot.
 template <int kRows> __device__ __forceinline__ int slot_row0(const PieceState &ps)
 {
-    if constexpr (UnitOf<kRows>::halves == 1)
-        return 0;
-    else
-        return ps.row0 - ps.pc.rt * UnitOf<kRows>::rows;
+    return ps.slot_row0<UnitOf<kRows>::halves>(UnitOf<kRows>::rows);
 }
 
 template <int kRows> struct Barriers { // for kRows-row units: kRing<kRows> blocks
@@ -253,13 +255,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
     if (threadIdx.x % 128 == 0) {
         while (going && (going = sched.next(p, c, ps.pc))) {
             ps.set_unit(sched.req, U::rows, p.heads);
-            if constexpr (U::halves == 1)
-                break;
-            const int first = (int)blockIdx.x % 2 * U::share; // this CTA's rows of the unit
-            ps.row0 += first;
-            ps.nrows = min(ps.nrows - first, U::share);
-            ps.pc.plan_owner = ps.pc.plan_owner && first == 0; // the pair's plan is written once
-            if (ps.nrows > 0) // else the unit's rows all fall in the other half
+            if (ps.take_share<U::halves>(U::share)) // else the unit's rows all fall in another CTA's share
                 break;
         }
         ps.more = going;
@@ -396,6 +392,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
+    bool rm_moved = false; // the last tile's softmax wrote rm (warp 0 did)
 
     __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : W(p_, sm_, ps_) {}
 
@@ -504,12 +501,19 @@ template <int kRows> struct Scorer : Worker<kRows> {
         int *moved = reinterpret_cast<int *>(sm + Smem<kRows>::moved) + buf;
         float m[kRows / 8][2];
         bool up = false;
+        // Warp 0 wrote the rows' maxima after the last tile's vote; nothing else orders that write
+        // before the other warps' reads here when Sᵀ runs beside Oᵀ (racecheck, at 24 rows:
+        // results/h200/NOTES.md, twenty-fifth). In the 16-block ring run_tiles' wait for Oᵀ of
+        // the tile before does: that Oᵀ waited for the Pᵀ warp 0 published after its write.
+        if (!kScoresAfterValues<kRows> && rm_moved)
+            named_barrier(kBarScorer, 128);
         for_rows([&](int j, int e) {
             m[j][e] = rm[8 * j + 2 * t + e];
             up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
         });
         // The vote is also the barrier that orders every thread's read of rm before its write.
         const bool rescale = barrier_or(kBarScorer, 128, up);
+        rm_moved = rescale;
         if (rescale) {
             for_rows([&](int j, int e) {
                 to_red(red, 8 * j + 2 * t + e, fmaxf(s[4 * j + e], s[4 * j + 2 + e]),
@@ -596,6 +600,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
             l[j][0] = l[j][1] = 0.f;
+        rm_moved = false; // the barrier below orders these writes of rm
         named_barrier(kBarScorer, 128);
     }
 
@@ -864,21 +869,32 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
 // 1.185, bs 8 × 91k 1.315; with pairs never taken 0.998 (21 records). Holding both cuts costs
 // the pairs about half of their gain in instruction fetch (bs 1 × 512: 0.833 for a kernel of
 // pairs alone, same NOTES).
-constexpr int kPairSpan = 5;
-static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv &&
-                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars,
-              "the 72-row kernel's prefix array lies in the ring of both of its layouts");
+// At span 1 (one position a CTA in the one-CTA cut), four CTAs a unit, 18 rows each (N = 24):
+// the quads' cut over a quarter of the grid then gives each CTA at most 4 positions, and an
+// m64n24 takes 22 clocks against m64n72's 36 (wgmma_shapes.txt). Quads up to span 2 (a build
+// on next/wgmma-quads, results/h200/NOTES.md, twenty-fifth) gained at span 1 (bs 1 × 512 0.912,
+// bs 8 × 21 0.888, bs 8 × 512 0.954) and lost at span 2 (bs 8 × 1024 1.047, `graph-bucket16`'s
+// 16 requests of 512 tokens 1.145).
+constexpr int kPairSpan = 5, kQuadSpan = 1;
+static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv && Smem<kMaxRows>::kv >= Smem<kQuadRows>::kv &&
+                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars &&
+                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kQuadRows>::bars,
+              "the 72-row kernel's prefix array lies in the ring of each of its layouts");
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
 {
     __shared__ Sched<kMaxRows> sched[4];
     __shared__ Sched<kPairRows> pair_sched[4];
+    __shared__ Sched<kQuadRows> quad_sched[4];
     __shared__ PieceState ps[4];
     unsigned char *sm = aligned_smem();
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<kMaxRows>::kv); // inside the ring of both layouts
+    int *pos = reinterpret_cast<int *>(sm + Smem<kMaxRows>::kv); // inside the ring of every layout
     const int total = Sched<kMaxRows>::start_positions(p, c, pos);
-    if ((total + c.grid - 1) / c.grid <= kPairSpan)
+    const int span = (total + c.grid - 1) / c.grid;
+    if (span <= kQuadSpan)
+        cta_walk<kQuadRows>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    else if (span <= kPairSpan)
         cta_walk<kPairRows>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
     else
         cta_walk<kMaxRows>(p, ws, c, sched, ps, sm, wg, pos, total);

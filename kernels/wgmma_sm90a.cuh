@@ -56,6 +56,16 @@ __device__ __forceinline__ void wgmma_m64n40k16_ta(float (&d)[20], uint64_t a, u
                  : "l"(a), "l"(b), "r"(accumulate));
 }
 
+// D (m64n24, fp32) = A·B (+ D when accumulate): A M-major (transposed), B K-major,
+// both bf16 in shared memory through descriptors.
+__device__ __forceinline__ void wgmma_m64n24k16_ta(float (&d)[12], uint64_t a, uint64_t b, int accumulate)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+                 : "l"(a), "l"(b), "r"(accumulate));
+}
+
 // D (m64n128, fp32) = A·B (+ D when accumulate): A K-major, B K-major,
 // both bf16 in shared memory through descriptors.
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, int accumulate)
@@ -192,6 +202,9 @@ template <> struct Wgmma<64, 1> {
 };
 template <> struct Wgmma<40, 1> {
     static __device__ __forceinline__ void mma(float (&d)[20], uint64_t a, uint64_t b, int acc) { wgmma_m64n40k16_ta(d, a, b, acc); }
+};
+template <> struct Wgmma<24, 1> {
+    static __device__ __forceinline__ void mma(float (&d)[12], uint64_t a, uint64_t b, int acc) { wgmma_m64n24k16_ta(d, a, b, acc); }
 };
 template <> struct Wgmma<128, 0> {
     static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b, int acc) { wgmma_m64n128k16(d, a, b, acc); }

@@ -14,6 +14,7 @@ SHAPES = [  # (N, transpose A)
     (16, 1),  # Oᵀ of a 16-row mla_wgmma unit
     (64, 1),  # Oᵀ of a 64-row mla_wgmma unit
     (40, 1),  # Oᵀ of a CTA's 36-row half of a 72-row unit (mla_wgmma's row pairs)
+    (24, 1),  # Oᵀ of a CTA's 18-row quarter of a 72-row unit (mla_wgmma's quads)
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 

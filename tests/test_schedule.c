@@ -62,8 +62,10 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) /* mla_wgmma, one CTA or a row pair a span */
-            cfg = (vb_sched_config){64, 72, 3, 1, 132, (int)vb_prng_range(&rng, 1, 2)};
+        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma, one CTA, a row pair or a quad a span */
+            const int groups[] = {1, 2, 4};
+            cfg = (vb_sched_config){64, 72, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)]};
+        }
         else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
             const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
             cfg = (vb_sched_config){32, rows, 6, 1, 132, rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : 1};
