@@ -718,7 +718,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995; quads up to span 4 and no
 // pairs measured 0.899 against 0.894 over the same 22 records.
 constexpr int kQuadN8 = 3, kPairN8 = 5;
-constexpr int kQuadSpan = 3, kPairSpan = 5;
+constexpr int kQuadSpan = 2, kPairSpan = 4;
 
 template <int kN8, int kSW>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
