@@ -714,9 +714,13 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // (36 rows each, kPairN8 n8 tiles: 40). Builds that took quads or pairs at every span, A/B
 // against the one-CTA cut (results/h200/NOTES.md, twenty-fifth; span in parentheses): bs 1 ×
 // 512 (1) 0.674 and 0.819, bs 8 × 512 (2) 0.833 and 0.852, bs 8 × 4096 (9) 1.31 and 1.08, bs 8 ×
-// 23k (44) 1.92 and 1.38. A sweep of the choice below (same NOTES): bs 8 × 1024 (3, quads) 0.928,
-// bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995; quads up to span 4 and no
-// pairs measured 0.899 against 0.894 over the same 22 records.
+// 23k (44) 1.92 and 1.38. A sweep of quads up to span 3 and pairs up to 5 (same NOTES): bs 8 ×
+// 1024 (3, quads) 0.928, bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995.
+// Those bounds lost 5% on a short launch holding one long request (`graph-bucket16`'s batch3,
+// span 3) and on eight row tiles a request (`paths-heads64-eight-row-tiles`, span 5); quads up
+// to 2 and pairs up to 4, against them (NOTES.md, twenty-sixth; 17 records, geomean 0.985):
+// batch3 0.914, the 16-request bucket (span 3) 0.915, eight row tiles 0.968, bs 8 × 1024 (now
+// pairs) 0.977, bs 8 × 2048 (now one CTA) 1.014.
 constexpr int kQuadN8 = 3, kPairN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
