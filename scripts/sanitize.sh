@@ -3,9 +3,9 @@
 # eagerly and in CUDA graphs, over small scenarios that reach every code path: one and two
 # row tiles and eight (heads 1, 16, 64), 104 rows (not a multiple of 16), empty prefixes,
 # padded graph buckets and replays with fewer draft tokens, page 64 fragmented, a mask with
-# hidden prefix columns, and a graph captured at 24k tokens of context and replayed at 500 (so
-# that mla_wgmma's 72-row kernel runs both its one-CTA and its CTA-pair cut; other scenario
-# files may be named instead). Needs a GPU.
+# hidden prefix columns, and a graph captured at 24k tokens of context and replayed at 500 and
+# 8000 (so that the 72-row kernels of mla_wgmma and mla_onepass run each of their cuts: one CTA,
+# CTA quads and CTA pairs a unit; other scenario files may be named instead). Needs a GPU.
 # Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
 # tool reported an error.
 # usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]   (default: tests/data/sanitize_paths.json)
