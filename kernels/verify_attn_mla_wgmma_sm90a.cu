@@ -392,7 +392,6 @@ template <int kRows> struct Scorer : Worker<kRows> {
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
-    bool rm_moved = false; // the last tile's softmax wrote rm (warp 0 did)
 
     __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : W(p_, sm_, ps_) {}
 
@@ -501,19 +500,12 @@ template <int kRows> struct Scorer : Worker<kRows> {
         int *moved = reinterpret_cast<int *>(sm + Smem<kRows>::moved) + buf;
         float m[kRows / 8][2];
         bool up = false;
-        // Warp 0 wrote the rows' maxima after the last tile's vote; nothing else orders that write
-        // before the other warps' reads here when Sᵀ runs beside Oᵀ (racecheck, at 24 rows:
-        // results/h200/NOTES.md, twenty-fifth). In the 16-block ring run_tiles' wait for Oᵀ of
-        // the tile before does: that Oᵀ waited for the Pᵀ warp 0 published after its write.
-        if (!kScoresAfterValues<kRows> && rm_moved)
-            named_barrier(kBarScorer, 128);
         for_rows([&](int j, int e) {
             m[j][e] = rm[8 * j + 2 * t + e];
             up |= s[4 * j + e] > m[j][e] + kLazy || s[4 * j + 2 + e] > m[j][e] + kLazy;
         });
         // The vote is also the barrier that orders every thread's read of rm before its write.
         const bool rescale = barrier_or(kBarScorer, 128, up);
-        rm_moved = rescale;
         if (rescale) {
             for_rows([&](int j, int e) {
                 to_red(red, 8 * j + 2 * t + e, fmaxf(s[4 * j + e], s[4 * j + 2 + e]),
@@ -532,6 +524,12 @@ template <int kRows> struct Scorer : Worker<kRows> {
                     corr[n] = c;
                 }
             });
+            // Warp 0's writes of rm before the other warps read it at the next tile: when Sᵀ runs
+            // beside Oᵀ nothing else orders them (racecheck, at 24 rows: results/h200/NOTES.md,
+            // twenty-fifth). In the 16-block ring run_tiles' wait for Oᵀ of this tile does: that
+            // Oᵀ waits for the Pᵀ warp 0 publishes after its writes.
+            if (!kScoresAfterValues<kRows>)
+                named_barrier(kBarScorer, 128);
         }
         if (threadIdx.x % 128 == 0)
             *moved = rescale;
@@ -600,7 +598,6 @@ template <int kRows> struct Scorer : Worker<kRows> {
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
             l[j][0] = l[j][1] = 0.f;
-        rm_moved = false; // the barrier below orders these writes of rm
         named_barrier(kBarScorer, 128);
     }
 
