@@ -21,9 +21,7 @@
 //   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
-//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1). A piece of
-//   one tile on a CTA quad or pair reads q once, so it skips the copy and loads its B
-//   registers straight from q, four 4-byte loads a lane (q_direct).
+//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
 //   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
 //   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
@@ -153,19 +151,6 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
 
     unsigned spread_phase = 0; // the owners' count of spread handoffs (parity of the next one)
 
-    // q straight from global memory (q_direct) for a piece of one tile on a CTA group, which
-    // reads q once: the fragment copy's round trip is then all cost. A build that did so for
-    // every piece of a group (results/h200/NOTES.md, twenty-seventh): bs 1 × 512 16.0 → 14.9
-    // µs and bs 1 × 1 15.0 → 13.7 (one-tile pieces), but 8-14% slower where the pieces are
-    // longer (bs 8 × 512, bs 1 × 8192, graph-bucket16's batch3): there a 16-byte load of the
-    // copy feeds four MMAs a tile, against four 4-byte loads of 8 rows each from q.
-    // q_own[jj] and q_spread: this lane's pairs (index 16·ds + t) of row 8j + g of its n8 row
-    // tiles j = j_lo + jj and of the spread tile.
-    static constexpr bool kQDirect = kHalves > 1;
-    bool q_direct = false;
-    const unsigned *q_own[kQDirect ? kNt : 1];
-    const unsigned *q_spread;
-
     __device__ Onepass(const vb_verify_params &p_, unsigned char *smem_, const PieceState &ps_)
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
           g(lane / 4), t(lane % 4)
@@ -227,28 +212,8 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
             }
     }
 
-    // Where q_own and q_spread point for n8 row tile j (rows past the piece's repeat its last).
-    __device__ const unsigned *q_pairs(int j) const
-    {
-        const int lr = ps.row(8 * min(j, kN8 - 1) + g);
-        return reinterpret_cast<const unsigned *>(p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
-                                                  (lr % p.heads) * p.stride_q_head) + t;
-    }
-
-    // The b registers of k-steps 2·ds and 2·ds + 1 (see begin_piece) for n8 row tile j of the
-    // fragment copy qf, or from q itself through q_row.
-    __device__ uint4 q_b(const uint4 *qf, const unsigned *q_row, int j, int ds) const
-    {
-        if (kQDirect && q_direct) {
-            const unsigned *q = q_row + 16 * ds;
-            return make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
-        }
-        return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
-    }
-
     // Per-row token indices and running stats into shared memory, the piece's q into qfrag
-    // in B-fragment order (or, q_direct, this lane's pointers into q); zero accumulators. Ends
-    // with a barrier (qfrag is read after it).
+    // in B-fragment order; zero accumulators. Ends with a barrier (qfrag is read after it).
     __device__ void begin_piece(uint4 *qfrag)
     {
         uint8_t *tok = smem + L::tok;
@@ -266,16 +231,8 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
         // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
-        if constexpr (kQDirect)
-            q_direct = ps.pc.tile_hi - ps.pc.tile_lo == 1;
-        if (q_direct) {
-#pragma unroll
-            for (int jj = 0; jj < kNt; jj++)
-                q_own[jj] = q_pairs(j_lo + jj);
-            q_spread = q_pairs(kN8 - 1);
-        }
 #pragma unroll 4
-        for (int i = tid; !q_direct && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
+        for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
             const int lr = ps.row(8 * j + ln / 4);
             const unsigned *q = reinterpret_cast<const unsigned *>(
@@ -349,7 +306,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
                 }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
-                const uint4 qv = q_b(qf, q_own[kQDirect ? jj : 0], jj, ds);
+                const uint4 qv = ldg128(qf + ((size_t)jj * (kChunks / 4) + ds) * kWarp);
 #pragma unroll
                 for (int mh = 0; mh < 2; mh++) {
                     mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
@@ -390,7 +347,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
 #pragma unroll
         for (int d = 0; d < kSteps; d++) {
             const int ds = warp * kSteps + d;
-            const uint4 qv = q_b(qf, q_spread, 0, ds);
+            const uint4 qv = ldg128(qf + ds * kWarp);
 #pragma unroll
             for (int mh = 0; mh < 2; mh++)
 #pragma unroll
