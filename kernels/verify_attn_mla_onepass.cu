@@ -21,7 +21,9 @@
 //   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
-//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1).
+//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1). The
+//   shortest launches (quads whose pieces are mostly one tile) skip the copy and load the B
+//   registers straight from q, four 4-byte loads a lane (kQDirect).
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
 //   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
 //   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
@@ -120,7 +122,7 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kSW, int kHalves = 1> struct Onepass {
+template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
@@ -150,6 +152,22 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
     float o[kDimTiles][kN8][4];
 
     unsigned spread_phase = 0; // the owners' count of spread handoffs (parity of the next one)
+
+    // kQDirect: q straight from global memory, for quads whose pieces are mostly one tile and
+    // read q once (the cut's positions at most half the CTAs): the copy's round trip is then
+    // all cost. A
+    // build that did so for every piece of quads and pairs (results/h200/NOTES.md,
+    // twenty-seventh): bs 1 × 512 16.0 → 14.9 µs and bs 1 × 1 15.0 → 13.7, but 8-14% slower
+    // where the pieces are longer (bs 8 × 512, bs 1 × 8192, graph-bucket16's batch3): there a
+    // 16-byte load of the copy feeds four MMAs a tile, against four 4-byte loads of 8 rows
+    // each. Choosing per piece at run time (one-tile pieces only) changed the 72-row kernel's
+    // register allocation and cost every walk 1-13%; so the choice is a walk of its own. As a
+    // walk for every span-1 launch: geomean 0.992 over 33 records, bs 1 × 512 15.8 → 14.9 µs,
+    // but bs 1 × 2048 (71 positions for 132 CTAs, pieces of several tiles) 1.036.
+    // q_own[jj] and q_spread: this lane's pairs (index 16·ds + t) of row 8j + g of its n8 row
+    // tiles j = j_lo + jj and of the spread tile.
+    const unsigned *q_own[kQDirect ? kNt : 1];
+    const unsigned *q_spread;
 
     __device__ Onepass(const vb_verify_params &p_, unsigned char *smem_, const PieceState &ps_)
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
@@ -212,8 +230,28 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
             }
     }
 
+    // Where q_own and q_spread point for n8 row tile j (rows past the piece's repeat its last).
+    __device__ const unsigned *q_pairs(int j) const
+    {
+        const int lr = ps.row(8 * min(j, kN8 - 1) + g);
+        return reinterpret_cast<const unsigned *>(p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
+                                                  (lr % p.heads) * p.stride_q_head) + t;
+    }
+
+    // The b registers of k-steps 2·ds and 2·ds + 1 (see begin_piece) for n8 row tile j of the
+    // fragment copy qf, or from q itself through q_row.
+    __device__ uint4 q_b(const uint4 *qf, const unsigned *q_row, int j, int ds) const
+    {
+        if constexpr (kQDirect) {
+            const unsigned *q = q_row + 16 * ds;
+            return make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
+        }
+        return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
+    }
+
     // Per-row token indices and running stats into shared memory, the piece's q into qfrag
-    // in B-fragment order; zero accumulators. Ends with a barrier (qfrag is read after it).
+    // in B-fragment order (or, kQDirect, this lane's pointers into q); zero accumulators. Ends
+    // with a barrier (qfrag is read after it).
     __device__ void begin_piece(uint4 *qfrag)
     {
         uint8_t *tok = smem + L::tok;
@@ -231,8 +269,14 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
         // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
+        if constexpr (kQDirect) {
+#pragma unroll
+            for (int jj = 0; jj < kNt; jj++)
+                q_own[jj] = q_pairs(j_lo + jj);
+            q_spread = q_pairs(kN8 - 1);
+        }
 #pragma unroll 4
-        for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
+        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
             const int lr = ps.row(8 * j + ln / 4);
             const unsigned *q = reinterpret_cast<const unsigned *>(
@@ -306,7 +350,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
                 }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
-                const uint4 qv = ldg128(qf + ((size_t)jj * (kChunks / 4) + ds) * kWarp);
+                const uint4 qv = q_b(qf, q_own[kQDirect ? jj : 0], jj, ds);
 #pragma unroll
                 for (int mh = 0; mh < 2; mh++) {
                     mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
@@ -347,7 +391,7 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
 #pragma unroll
         for (int d = 0; d < kSteps; d++) {
             const int ds = warp * kSteps + d;
-            const uint4 qv = ldg128(qf + ds * kWarp);
+            const uint4 qv = q_b(qf, q_spread, 0, ds);
 #pragma unroll
             for (int mh = 0; mh < 2; mh++)
 #pragma unroll
@@ -660,12 +704,12 @@ template <int kN8, int kSW, int kHalves = 1> struct Onepass {
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <int kN8, int kSW, int kHalves>
+template <int kN8, int kSW, int kHalves, bool kQDirect = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kSW, kHalves>;
+    using Op = Onepass<kN8, kSW, kHalves, kQDirect>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
@@ -720,7 +764,11 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // span 3) and on eight row tiles a request (`paths-heads64-eight-row-tiles`, span 5); quads up
 // to 2 and pairs up to 4, against them (NOTES.md, twenty-sixth; 17 records, geomean 0.985):
 // batch3 0.914, the 16-request bucket (span 3) 0.915, eight row tiles 0.968, bs 8 × 1024 (now
-// pairs) 0.977, bs 8 × 2048 (now one CTA) 1.014.
+// pairs) 0.977, bs 8 × 2048 (now one CTA) 1.014. When the cut's positions are at most half
+// the CTAs (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly
+// (kQDirect). That test sits inside the quads' branch: as a branch of its own before it, ptxas
+// laid the direct walk out first and the one-CTA walk 40 KB later, and the one-CTA launches ran
+// 2-6% slower (NOTES.md, twenty-eighth).
 constexpr int kQuadN8 = 3, kPairN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
@@ -735,7 +783,10 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
     if constexpr (kN8 == kMaxN8) {
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
-            walk<kQuadN8, kSW, 4>(p, ws, c, smem, total);
+            if (2 * total <= c.grid)
+                walk<kQuadN8, kSW, 4, true>(p, ws, c, smem, total);
+            else
+                walk<kQuadN8, kSW, 4>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
