@@ -30,7 +30,8 @@
 //   SM's store rate), but both CTAs read each KV tile (the second from L2) and each wgmma's A
 //   operand from shared memory, and at long contexts the pair is up to 1.3× slower (kPairSpan).
 //   The shortest launches go further, to quads: four CTAs a unit, 18 rows each (N = 24,
-//   kQuadSpan).
+//   kQuadSpan), and when the cut is shorter still to octets: eight CTAs of 9 rows (N = 16,
+//   kOctTotal).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -112,11 +113,15 @@ constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the
 // A 72-row unit on a CTA pair: each CTA computes 36 of its rows (N = 40, the next multiple of 8);
 // on a quad, 18 (N = 24).
 constexpr int kPairRows = 40, kQuadRows = 24;
-// The unit a kRows-row kernel works on: its rows (the cut's and the partial slots'), and the
-// share of them one CTA computes.
-template <int kRows> struct UnitOf {
-    static constexpr int halves = kRows == kPairRows ? 2 : kRows == kQuadRows ? 4 : 1;
-    static constexpr int rows = halves > 1 ? kMaxRows : kRows;
+// On an octet, 9 (N = 16): kOctRows is a tag, not an N, since the 16-row kernel's N is 16 too.
+// The kernels' templates take such a tag kU; kN<kU> is its N.
+constexpr int kOctRows = 9;
+template <int kU> constexpr int kN = kU == kOctRows ? 16 : kU;
+// The unit a kU kernel works on: its rows (the cut's and the partial slots'), and the share of
+// them one CTA computes.
+template <int kU> struct UnitOf {
+    static constexpr int halves = kU == kPairRows ? 2 : kU == kQuadRows ? 4 : kU == kOctRows ? 8 : 1;
+    static constexpr int rows = halves > 1 ? kMaxRows : kU;
     static constexpr int share = rows / halves;
 };
 // KV ring, in k-blocks, per unit size. 16 at 72 rows (what fits beside q), where tile t+1's
@@ -129,8 +134,8 @@ template <int kRows> struct UnitOf {
 // holds 40 rows of q (46 KB) and fits 21 blocks: tile t+1's positions reuse tile t-1's (q >= 3)
 // and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed); a
 // quad's CTA (24 rows of q) keeps the same 21.
-template <int kRows>
-constexpr int kRing = kRows == kPairRows || kRows == kQuadRows ? 21 : kRows == kMidRows ? 17 : 16;
+template <int kU>
+constexpr int kRing = kU == kPairRows || kU == kQuadRows || kU == kOctRows ? 21 : kU == kMidRows ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
 // q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
@@ -139,7 +144,7 @@ constexpr int kRing = kRows == kPairRows || kRows == kQuadRows ? 21 : kRows == k
 __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
-template <int kRows> constexpr int kQBlockBytes = kRows * 128; // one q (or Pᵀ) k-block: rows × 128 B
+template <int kU> constexpr int kQBlockBytes = kN<kU> * 128; // one q (or Pᵀ) k-block: rows × 128 B
 constexpr int kThreads = 4 * 128;               // producer, scorer, two value warpgroups
 // setmaxnreg moves registers between the warpgroups of a CTA: an increase is served only by
 // what the others release out of the registers the CTA was launched with (ptxas's count under
@@ -165,7 +170,7 @@ constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 // 0.989, bs 8 × 91k 257.5 → 254.0 µs, bs 8 × 200k 517.3 → 510.4, bs 1 × 200k 93.0 → 91.3, bs 8 ×
 // 23k 84.9 → 83.5. The 64-row kernel's 17-block ring and the row pairs' 21 measured slower with
 // it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issue Sᵀ beside Oᵀ.
-template <int kRows> constexpr bool kScoresAfterValues = kRing<kRows> == 16;
+template <int kU> constexpr bool kScoresAfterValues = kRing<kU> == 16;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 // A row's reference max m moves only when a score passes it by kLazy (log2 units), so P =
 // 2^(s - m) < 2^kLazy: bf16 P and the fp32 sums and Oᵀ hold that with room to spare (their range
@@ -191,13 +196,14 @@ constexpr int kC0 = 3, kMinSpan = 1;
 constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 
 // Shared memory of kRows-row units, from a 1024-byte aligned base (the swizzle atoms need it).
-template <int kRows> struct Smem {
+template <int kU> struct Smem {
+    static constexpr int kRows = kN<kU>;
     static constexpr int q = 0;                                  // [9 k-blocks][kRows rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes<kRows>;  // [kRows rows][128 B] Pᵀ
-    static constexpr int kv = p + kQBlockBytes<kRows>;           // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing<kRows> * kBlockBytes; // u64 full[kRing], empty[kRing], qfull, qempty,
+    static constexpr int p = q + kBlocks * kQBlockBytes<kU>;  // [kRows rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes<kU>;           // [kRing][64 keys][128 B]
+    static constexpr int bars = kv + kRing<kU> * kBlockBytes; // u64 full[kRing], empty[kRing], qfull, qempty,
                                                                  // pfree, pready, sums, written
-    static constexpr int rm = bars + (2 * kRing<kRows> + 6) * 8; // [kRows] reference max of each row
+    static constexpr int rm = bars + (2 * kRing<kU> + 6) * 8; // [kRows] reference max of each row
     static constexpr int rsum = rm + kRows * 4;                  // [kRows] row sums at the end of a piece
     static constexpr int corr = rsum + kRows * 4;                // [2][kRows] rescale of a tile's rows
     static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
@@ -206,21 +212,22 @@ template <int kRows> struct Smem {
     static constexpr int bytes = mrow + kRows * 8;
     static constexpr int alloc = bytes + 1024;                   // room to align the base
 };
-template <int kRows> constexpr bool smem_fits()
+template <int kU> constexpr bool smem_fits()
 {
-    using S = Smem<kRows>;
+    using S = Smem<kU>;
     static_assert(S::alloc <= 227 * 1024, "sm_90's 227 KB per block");
     static_assert(S::p % 1024 == 0 && S::kv % 1024 == 0, "swizzle atoms are 1024-byte aligned");
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
 static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>() && smem_fits<kPairRows>() &&
-                  smem_fits<kQuadRows>(),
+                  smem_fits<kQuadRows>() && smem_fits<kOctRows>(),
               "every unit size's layout");
 constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 constexpr int kSmemAlloc = max3(Smem<kMaxRows>::alloc, Smem<kPairRows>::alloc, Smem<kQuadRows>::alloc); // every kernel's
+static_assert(Smem<kOctRows>::alloc <= kSmemAlloc, "the octets fit every kernel's allocation");
 
-template <int kRows> using Sched = Schedule<kKeys, kThreads, kRows, UnitOf<kRows>::halves>;
+template <int kU> using Sched = Schedule<kKeys, kThreads, kU, UnitOf<kU>::halves>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
 struct PieceState : PieceRows {
@@ -228,13 +235,13 @@ struct PieceState : PieceRows {
 };
 
 // Where a CTA's rows of its unit start in the unit's partial slot.
-template <int kRows> __device__ __forceinline__ int slot_row0(const PieceState &ps)
+template <int kU> __device__ __forceinline__ int slot_row0(const PieceState &ps)
 {
-    return ps.slot_row0<UnitOf<kRows>::halves>(UnitOf<kRows>::rows);
+    return ps.slot_row0<UnitOf<kU>::halves>(UnitOf<kU>::rows);
 }
 
-template <int kRows> struct Barriers { // for kRows-row units: kRing<kRows> blocks
-    static constexpr int kR = kRing<kRows>;
+template <int kU> struct Barriers { // for kRows-row units: kRing<kU> blocks
+    static constexpr int kR = kRing<kU>;
     unsigned base;
     __device__ unsigned full(int s) const { return base + 8 * s; }
     __device__ unsigned empty(int s) const { return base + 8 * (kR + s); }
@@ -247,11 +254,11 @@ template <int kRows> struct Barriers { // for kRows-row units: kRing<kRows> bloc
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
-template <int kRows>
-__device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched<kRows> &sched, PieceState &ps,
+template <int kU>
+__device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched<kU> &sched, PieceState &ps,
                            bool &going, int bar)
 {
-    using U = UnitOf<kRows>;
+    using U = UnitOf<kU>;
     if (threadIdx.x % 128 == 0) {
         while (going && (going = sched.next(p, c, ps.pc))) {
             ps.set_unit(sched.req, U::rows, p.heads);
@@ -271,10 +278,11 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 // 128-byte lines whole, and a row's address (two divisions, 64-bit products) is worked out once
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
 // at one head).
-template <int kRows>
-__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kRows> &bar, unsigned qs,
+template <int kU>
+__device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kU> &bar, unsigned qs,
                        uint32_t pieces)
 {
+    constexpr int kRows = kN<kU>;
     const int tid = threadIdx.x, ch = tid % 8;
     mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
     for (int r = tid / 8; r < kRows; r += 128 / 8) {
@@ -285,7 +293,7 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
         const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
 #pragma unroll
         for (int b = 0; b < kBlocks; b++)
-            cp_async16(dst + b * kQBlockBytes<kRows>, q + 64 * b, live);
+            cp_async16(dst + b * kQBlockBytes<kU>, q + 64 * b, live);
     }
     cp_async_mbar_arrive(bar.qfull());
 }
@@ -298,23 +306,23 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
 // tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
 // tile (so the first KV bytes are in flight while the scorer still reads the previous q);
 // a CTA's first piece copies q first.
-template <int kRows>
-__device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
+template <int kU>
+__device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                         PieceState &ps, bool going)
 {
-    const Barriers<kRows> bar{smem_u32(sm + Smem<kRows>::bars)};
+    const Barriers<kU> bar{smem_u32(sm + Smem<kU>::bars)};
     const int tid = threadIdx.x, key = tid / 2, lane = tid % kWarp, ch = lane % 8;
-    const unsigned kv = smem_u32(sm + Smem<kRows>::kv), qs = smem_u32(sm + Smem<kRows>::q);
+    const unsigned kv = smem_u32(sm + Smem<kU>::kv), qs = smem_u32(sm + Smem<kU>::q);
     uint32_t blk = 0, pieces = 0;
     const uint64_t evict_first = l2_evict_first_policy();
-    while (next_piece<kRows>(p, c, sched, ps, going, kBarProducer)) {
+    while (next_piece<kU>(p, c, sched, ps, going, kBarProducer)) {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
         // A CTA's first q buffer is free at once: its copy goes out while the first tile's slot
         // indices load, not after the tile's copies (bs 1 × 512: q landed 4.9 µs into the CTA).
         const bool q_first = pieces == 0;
         if (q_first)
-            copy_q<kRows>(p, ps, bar, qs, pieces);
+            copy_q<kU>(p, ps, bar, qs, pieces);
         for (int tile = lo; tile < hi; tile++) {
             const char *src[4];
             bool valid[4];
@@ -331,7 +339,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             // after Oᵀ's first group; at 64 rows that rope block and the last value block of the
             // tile before), about a tile from now: their lines go to L2 now, so that those
             // copies hit there.
-            if (kRing<kRows> < 2 * kBlocks && ch < 2) // deeper rings never wait on the tile before
+            if (kRing<kU> < 2 * kBlocks && ch < 2) // deeper rings never wait on the tile before
 #pragma unroll
                 for (int i = 0; i < 4; i++)
                     if (valid[i])
@@ -339,8 +347,8 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
             if (tile + 1 < hi) // the next tile's index load overlaps this tile's waits and copies
                 slot = ps.key_slot(p, (int64_t)(tile + 1) * kKeys + key);
             for (int b = 0; b < kBlocks; b++, blk++) {
-                const int s = blk % kRing<kRows>;
-                mbar_wait(bar.empty(s), ((blk / kRing<kRows>) & 1) ^ 1);
+                const int s = blk % kRing<kU>;
+                mbar_wait(bar.empty(s), ((blk / kRing<kU>) & 1) ^ 1);
                 const unsigned dst = kv + s * kBlockBytes;
 #pragma unroll
                 for (int i = 0; i < 4; i++)
@@ -349,7 +357,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
                 cp_async_mbar_arrive(bar.full(s));
             }
             if (tile == lo && !q_first)
-                copy_q<kRows>(p, ps, bar, qs, pieces);
+                copy_q<kU>(p, ps, bar, qs, pieces);
         }
         pieces++;
         named_barrier(kBarProducer, 128); // ps is rewritten by the next walk step
@@ -359,15 +367,16 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 // ---- scorer and value warpgroups --------------------------------------------------------------
 
 // What the scorer and the value warpgroups share: the ring and the thread's place in its warpgroup.
-template <int kRows> struct Worker {
+template <int kU> struct Worker {
+    static constexpr int kRows = kN<kU>;
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
-    const Barriers<kRows> bar;
+    const Barriers<kU> bar;
     const int warp, lane, g, t;
 
     __device__ Worker(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_)
-        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem<kRows>::bars)}, warp((threadIdx.x / kWarp) % 4),
+        : p(p_), sm(sm_), ps(ps_), bar{smem_u32(sm_ + Smem<kU>::bars)}, warp((threadIdx.x / kWarp) % 4),
           lane(threadIdx.x % kWarp), g(lane / 4), t(lane % 4)
     {
     }
@@ -378,7 +387,7 @@ template <int kRows> struct Worker {
     template <class F> __device__ void release(uint32_t blk, int n, F pos) const
     {
         if (lane < n)
-            mbar_arrive(bar.empty((blk + pos(lane)) % kRing<kRows>));
+            mbar_arrive(bar.empty((blk + pos(lane)) % kRing<kU>));
     }
 };
 
@@ -387,8 +396,9 @@ template <int kRows> struct Worker {
 // the value warpgroups. It runs a tile ahead of them: in the 64-row kernel and the row pairs
 // Sᵀ(t+1) and its softmax while they run Oᵀ(t); in the 72- and 16-row kernels Sᵀ(t+1) once
 // Oᵀ(t) is done, its softmax while they wait (kScoresAfterValues).
-template <int kRows> struct Scorer : Worker<kRows> {
-    using W = Worker<kRows>;
+template <int kU> struct Scorer : Worker<kU> {
+    using W = Worker<kU>;
+    static constexpr int kRows = kN<kU>;
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
@@ -427,7 +437,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
-            mbar_wait(bar.full((blk + b) % kRing<kRows>), ((blk + b) / kRing<kRows>) & 1);
+            mbar_wait(bar.full((blk + b) % kRing<kU>), ((blk + b) / kRing<kU>) & 1);
         if (kFenceCopies)
             fence_proxy_async();
         wgmma_fence();
@@ -441,19 +451,19 @@ template <int kRows> struct Scorer : Worker<kRows> {
     {
         if constexpr (B < kBlocks) {
             await_blocks(blk, B, B + 1);
-            const uint64_t da = desc_add(kv0, ((blk + B) % kRing<kRows>) * kBlockBytes);
+            const uint64_t da = desc_add(kv0, ((blk + B) % kRing<kU>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                Wgmma<kRows, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kRows> + 32 * ks),
+                Wgmma<kRows, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kU> + 32 * ks),
                                 B > 0 || ks > 0);
             score_each<B + 1>(blk, kv0, q0);
         }
     }
     __device__ void issue_scores(uint32_t blk)
     {
-        unsigned q = smem_u32(sm + Smem<kRows>::q);
+        unsigned q = smem_u32(sm + Smem<kU>::q);
         asm volatile("" : "+r"(q)); // opaque: ptxas would hoist q's 36 descriptors out of the tile loop and spill them
-        score_each<0>(blk, sw128_desc(smem_u32(sm + Smem<kRows>::kv), 16, 1024), sw128_desc(q, 16, 1024));
+        score_each<0>(blk, sw128_desc(smem_u32(sm + Smem<kU>::kv), 16, 1024), sw128_desc(q, 16, 1024));
         wgmma_commit();
     }
 
@@ -472,7 +482,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
         if (!mask && k0 + kKeys <= keys)
             return;
         const uint8_t *mk = p.custom_mask + ps.rq.mask0;
-        const int64_t *mrow = reinterpret_cast<const int64_t *>(sm + Smem<kRows>::mrow);
+        const int64_t *mrow = reinterpret_cast<const int64_t *>(sm + Smem<kU>::mrow);
 #pragma unroll
         for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h; two rounds of loads bound the registers
             const int64_t key = k0 + 16 * warp + g + 8 * h;
@@ -494,10 +504,10 @@ template <int kRows> struct Scorer : Worker<kRows> {
     // rescale factors; tiles: tiles done before it.
     __device__ void softmax(int buf, uint32_t tiles)
     {
-        float *rm = reinterpret_cast<float *>(sm + Smem<kRows>::rm);
-        float *corr = reinterpret_cast<float *>(sm + Smem<kRows>::corr) + buf * kRows;
-        float *red = reinterpret_cast<float *>(sm + Smem<kRows>::red);
-        int *moved = reinterpret_cast<int *>(sm + Smem<kRows>::moved) + buf;
+        float *rm = reinterpret_cast<float *>(sm + Smem<kU>::rm);
+        float *corr = reinterpret_cast<float *>(sm + Smem<kU>::corr) + buf * kRows;
+        float *red = reinterpret_cast<float *>(sm + Smem<kU>::red);
+        int *moved = reinterpret_cast<int *>(sm + Smem<kU>::moved) + buf;
         float m[kRows / 8][2];
         bool up = false;
         for_rows([&](int j, int e) {
@@ -528,13 +538,13 @@ template <int kRows> struct Scorer : Worker<kRows> {
             // beside Oᵀ nothing else orders them (racecheck, at 24 rows: results/h200/NOTES.md,
             // twenty-fifth). In the 16-block ring run_tiles' wait for Oᵀ of this tile does: that
             // Oᵀ waits for the Pᵀ warp 0 publishes after its writes.
-            if (!kScoresAfterValues<kRows>)
+            if (!kScoresAfterValues<kU>)
                 named_barrier(kBarScorer, 128);
         }
         if (threadIdx.x % 128 == 0)
             *moved = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
-        const unsigned pt = smem_u32(sm + Smem<kRows>::p);
+        const unsigned pt = smem_u32(sm + Smem<kU>::p);
         unsigned pk[kRows / 8][2];
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
@@ -548,7 +558,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
             pk[j][0] = pack_bf16(s[4 * j], s[4 * j + 1]);
             pk[j][1] = pack_bf16(s[4 * j + 2], s[4 * j + 3]);
         }
-        if (!kScoresAfterValues<kRows>) // else run_tiles waited for this phase before Sᵀ
+        if (!kScoresAfterValues<kU>) // else run_tiles waited for this phase before Sᵀ
             mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
         // Matrix (j, h): keys 16·warp + 8h .. +7 (16-byte chunk 2·warp + h of a Pᵀ row), rows
         // 8j .. +7. Lane l addresses row l % 8 of matrix l / 8.
@@ -569,7 +579,7 @@ template <int kRows> struct Scorer : Worker<kRows> {
         const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
         mbar_wait(bar.qfull(), pieces & 1);
         for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
-            if (kScoresAfterValues<kRows>) // Oᵀ of the tile before done (see kScoresAfterValues)
+            if (kScoresAfterValues<kU>) // Oᵀ of the tile before done (see kScoresAfterValues)
                 mbar_wait(bar.pfree(), (tiles & 1) ^ 1);
             issue_scores(blk);
             wgmma_wait<0>();
@@ -588,8 +598,8 @@ template <int kRows> struct Scorer : Worker<kRows> {
 
     __device__ void begin_piece()
     {
-        float *rm = reinterpret_cast<float *>(sm + Smem<kRows>::rm);
-        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem<kRows>::mrow);
+        float *rm = reinterpret_cast<float *>(sm + Smem<kU>::rm);
+        int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem<kU>::mrow);
         const int tid = threadIdx.x % 128;
         if (tid < kRows) {
             rm[tid] = -CUDART_INF_F;
@@ -605,8 +615,8 @@ template <int kRows> struct Scorer : Worker<kRows> {
     // piece's rows with it; then published to them. pieces: pieces done before this one.
     __device__ void finish_sums(uint32_t pieces)
     {
-        float *red = reinterpret_cast<float *>(sm + Smem<kRows>::red);
-        float *rsum = reinterpret_cast<float *>(sm + Smem<kRows>::rsum);
+        float *red = reinterpret_cast<float *>(sm + Smem<kU>::red);
+        float *rsum = reinterpret_cast<float *>(sm + Smem<kU>::rsum);
         named_barrier(kBarScorer, 128); // every warp's reads of red in the last softmax are done
         for_rows([&](int j, int e) {
             to_red(red, 8 * j + 2 * t + e, l[j][e], [](float a, float b) { return a + b; });
@@ -622,8 +632,8 @@ template <int kRows> struct Scorer : Worker<kRows> {
     // After finish_sums: the rows' lse (an uncut unit) or (max, sum) (a cut one).
     __device__ void write_stats(const SchedWorkspace &w)
     {
-        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kRows>::rsum);
-        const float *rm = reinterpret_cast<const float *>(sm + Smem<kRows>::rm);
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kU>::rsum);
+        const float *rm = reinterpret_cast<const float *>(sm + Smem<kU>::rm);
         const int n = threadIdx.x % 128;
         if (n >= ps.nrows)
             return;
@@ -631,15 +641,16 @@ template <int kRows> struct Scorer : Worker<kRows> {
             if (p.lse)
                 p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
         } else {
-            w.ml[(size_t)ps.pc.slot * UnitOf<kRows>::rows + slot_row0<kRows>(ps) + n] = make_float2(rm[n], rsum[n]);
+            w.ml[(size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps) + n] = make_float2(rm[n], rsum[n]);
         }
     }
 };
 
 // A value warpgroup: Oᵀ += Vᵀ·Pᵀ for value dims [256·k, 256·k + 256) of all 72 rows (4 × 36
 // fp32 accumulators a thread), a tile behind the scorer.
-template <int kRows> struct Valuer : Worker<kRows> {
-    using W = Worker<kRows>;
+template <int kU> struct Valuer : Worker<kU> {
+    using W = Worker<kU>;
+    static constexpr int kRows = kN<kU>;
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     const int k;
     float o[4][kRows / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
@@ -653,12 +664,12 @@ template <int kRows> struct Valuer : Worker<kRows> {
     // that each ring slot is released as soon as its MMAs are done.
     __device__ void issue_values(uint32_t blk)
     {
-        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem<kRows>::kv), kBlockBytes, 1024);
-        const uint64_t p0 = sw128_desc(smem_u32(sm + Smem<kRows>::p), 16, 1024);
+        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem<kU>::kv), kBlockBytes, 1024);
+        const uint64_t p0 = sw128_desc(smem_u32(sm + Smem<kU>::p), 16, 1024);
         wgmma_fence();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing<kRows>) * kBlockBytes);
+            const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing<kU>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
                 Wgmma<kRows, 1>::mma(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
@@ -669,9 +680,9 @@ template <int kRows> struct Valuer : Worker<kRows> {
     // Oᵀ *= the tile's rescale factors when the scorer moved any row's reference max.
     __device__ void rescale_values(int buf)
     {
-        if (!reinterpret_cast<const int *>(sm + Smem<kRows>::moved)[buf])
+        if (!reinterpret_cast<const int *>(sm + Smem<kU>::moved)[buf])
             return;
-        const float *corr = reinterpret_cast<const float *>(sm + Smem<kRows>::corr) + buf * kRows;
+        const float *corr = reinterpret_cast<const float *>(sm + Smem<kU>::corr) + buf * kRows;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
             const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
@@ -726,7 +737,7 @@ template <int kRows> struct Valuer : Worker<kRows> {
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes).
     __device__ void write_output()
     {
-        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kRows>::rsum);
+        const float *rsum = reinterpret_cast<const float *>(sm + Smem<kU>::rsum);
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
@@ -743,7 +754,7 @@ template <int kRows> struct Valuer : Worker<kRows> {
     __device__ void write_partial(const SchedWorkspace &w)
     {
         const int nrows = ps.nrows;
-        float *acc = w.acc + ((size_t)ps.pc.slot * UnitOf<kRows>::rows + slot_row0<kRows>(ps)) * kDv;
+        float *acc = w.acc + ((size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps)) * kDv;
 #pragma unroll
         for (int j = 0; j < kRows / 8; j++)
 #pragma unroll
@@ -753,14 +764,14 @@ template <int kRows> struct Valuer : Worker<kRows> {
     }
 };
 
-template <int kRows>
-__device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
+template <int kU>
+__device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                       PieceState &ps, bool going, void *ws)
 {
-    Scorer<kRows> sc(p, sm, ps);
+    Scorer<kU> sc(p, sm, ps);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
-    while (next_piece<kRows>(p, c, sched, ps, going, kBarScorer)) {
+    while (next_piece<kU>(p, c, sched, ps, going, kBarScorer)) {
         sc.begin_piece();
         sc.run_tiles(blk, tiles, pieces);
         sc.finish_sums(pieces++);
@@ -771,14 +782,14 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
-template <int kRows>
-__device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kRows> &sched,
+template <int kU>
+__device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                       PieceState &ps, bool going, int k, void *ws)
 {
-    Valuer<kRows> va(p, sm, ps, k);
+    Valuer<kU> va(p, sm, ps, k);
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint32_t blk = 0, tiles = 0, pieces = 0;
-    while (next_piece<kRows>(p, c, sched, ps, going, kBarValue + k)) {
+    while (next_piece<kU>(p, c, sched, ps, going, kBarValue + k)) {
         va.begin_piece();
         va.run_tiles(blk, tiles);
         mbar_wait(va.bar.sums(), pieces++ & 1);
@@ -804,18 +815,18 @@ __device__ __forceinline__ unsigned char *aligned_smem()
 // unit size (below), which the host picks from the launch's limits (config_for), each with its
 // own schedule type (Schedule's kTag) and state: as one kernel template, the shared variables
 // came out in another order and ptxas spilled 20 B more in the 72-row kernel.
-template <int kRows>
-__device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+template <int kU>
+__device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kU> *sched,
                                          PieceState *ps, unsigned char *sm, int wg, const int *pos, int total)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    using S = Smem<kRows>;
+    using S = Smem<kU>;
     bool going = false; // meaningful in each warpgroup's first thread, which walks its schedule
     if (threadIdx.x % 128 == 0)
         going = sched[wg].start(p, c, pos, total);
     if (threadIdx.x == kWarp) { // not a walking thread: the inits run beside the schedule's start
-        const Barriers<kRows> bar{smem_u32(sm + S::bars)};
-        for (int s = 0; s < kRing<kRows>; s++) {
+        const Barriers<kU> bar{smem_u32(sm + S::bars)};
+        for (int s = 0; s < kRing<kU>; s++) {
             mbar_init(bar.full(s), 128);
             mbar_init(bar.empty(s), 8); // the scorer's 4 warps and the reading value warpgroup's 4
         }
@@ -830,28 +841,28 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
         setmaxnreg_dec<kProducerRegs>();
-        produce<kRows>(p, c, sm, sched[0], ps[0], going);
+        produce<kU>(p, c, sm, sched[0], ps[0], going);
     } else if (wg == 1) {
         setmaxnreg_dec<kScorerRegs>();
-        score<kRows>(p, c, sm, sched[1], ps[1], going, ws);
+        score<kU>(p, c, sm, sched[1], ps[1], going, ws);
     } else {
         setmaxnreg_inc<kValueRegs>();
-        value<kRows>(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
+        value<kU>(p, c, sm, sched[wg], ps[wg], going, wg - 2, ws);
     }
 #else
     (void)p, (void)ws, (void)c, (void)sched, (void)ps, (void)sm, (void)wg, (void)pos, (void)total;
 #endif
 }
 
-template <int kRows>
-__device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+template <int kU>
+__device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kU> *sched,
                                     PieceState *ps)
 {
     unsigned char *sm = aligned_smem();
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<kRows>::kv);
-    const int total = Sched<kRows>::start_positions(p, c, pos);
-    cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
+    int *pos = reinterpret_cast<int *>(sm + Smem<kU>::kv);
+    const int total = Sched<kU>::start_positions(p, c, pos);
+    cta_walk<kU>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
 // The 72-row kernel puts each unit on a CTA pair when a launch is short: when the cut would give
@@ -873,9 +884,24 @@ __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const S
 // bs 8 × 21 0.888, bs 8 × 512 0.954) and lost at span 2 (bs 8 × 1024 1.047, `graph-bucket16`'s
 // 16 requests of 512 tokens 1.145).
 constexpr int kPairSpan = 5, kQuadSpan = 1;
+// Octets (eight CTAs a unit, 9 rows each, N = 16) when the cut's positions are at most a
+// quarter of the CTAs: the octets' cut over an eighth of the grid gives each CTA at most 2
+// positions. The 16-row kernel at one head (9 rows a unit on one CTA, N = 16) ran bs 1 × 1 in
+// 11.8 µs and bs 1 × 512 in 12.6 against the quads' 14.3 and 15.7 at eight heads
+// (results/h200/NOTES.md, twenty-eighth). A/B against the quads (same NOTES; 33 records): bs 1 ×
+// 1 14.30 → 13.39 µs, bs 1 × 512 15.74 → 14.72, bs 8 × 1 and bs 8 × 21 0.959 and 0.947, bs 1 ×
+// 1024 0.955, geomean 0.990; the quads and pairs 1-3% slower (bs 1 × 4096 1.028,
+// `paths-heads16-two-row-tiles` 1.022). At most an eighth (octet spans of 1 position) gained
+// less: 0.998, bs 8 × 1 and 8 × 21 1.01. The octets' test sits inside the quads' branch, so that
+// the one-CTA walk keeps its place at the start of the kernel's code (as a branch of its own
+// before the quads', ptxas laid the octets out first and the one-CTA walk 52 KB later; the
+// same layout effect cost mla_onepass's one-CTA walk 2-6%, NOTES.md, twenty-eighth).
+constexpr int kOctTotal = 4;
 static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv && Smem<kMaxRows>::kv >= Smem<kQuadRows>::kv &&
+                  Smem<kMaxRows>::kv >= Smem<kOctRows>::kv &&
                   Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars &&
-                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kQuadRows>::bars,
+                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kQuadRows>::bars &&
+                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kOctRows>::bars,
               "the 72-row kernel's prefix array lies in the ring of each of its layouts");
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
@@ -883,14 +909,19 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
     __shared__ Sched<kMaxRows> sched[4];
     __shared__ Sched<kPairRows> pair_sched[4];
     __shared__ Sched<kQuadRows> quad_sched[4];
+    __shared__ Sched<kOctRows> oct_sched[4];
     __shared__ PieceState ps[4];
     unsigned char *sm = aligned_smem();
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
     int *pos = reinterpret_cast<int *>(sm + Smem<kMaxRows>::kv); // inside the ring of every layout
     const int total = Sched<kMaxRows>::start_positions(p, c, pos);
     const int span = (total + c.grid - 1) / c.grid;
-    if (span <= kQuadSpan)
-        cta_walk<kQuadRows>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    if (span <= kQuadSpan) {
+        if (kOctTotal * total <= c.grid)
+            cta_walk<kOctRows>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
+        else
+            cta_walk<kQuadRows>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    }
     else if (span <= kPairSpan)
         cta_walk<kPairRows>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
     else

@@ -51,7 +51,7 @@ static void test_random_batches(void)
 {
     vb_prng rng = vb_prng_make(20261201, 7);
     const int heads_choice[] = {1, 8, 16, 64}, grid_choice[] = {1, 2, 7, 132, 148};
-    long cases = 0, with_cut = 0, with_direct = 0, paired = 0, quads = 0;
+    long cases = 0, with_cut = 0, with_direct = 0, paired = 0, quads = 0, octets = 0;
     for (int i = 0; i < 3000; i++) {
         int64_t p[64], t[64];
         const int batch = (int)vb_prng_range(&rng, 1, 64);
@@ -62,9 +62,9 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma, one CTA, a row pair or a quad a span */
-            const int groups[] = {1, 2, 4};
-            cfg = (vb_sched_config){64, 72, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)]};
+        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma, one CTA, a row pair, a quad or an octet a span */
+            const int groups[] = {1, 2, 4, 8};
+            cfg = (vb_sched_config){64, 72, 3, 1, 132, groups[vb_prng_range(&rng, 0, 3)]};
         }
         else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
             const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
@@ -83,14 +83,16 @@ static void test_random_batches(void)
                   batch, heads, cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, cfg.halves, why);
         paired += cfg.halves == 2;
         quads += cfg.halves == 4;
+        octets += cfg.halves == 8;
         cases++;
         with_cut += cut > 0;
         with_direct += pieces > cut;
     }
     /* Both kinds of unit were exercised, not only one. */
-    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8 && quads > cases / 64,
-              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads", cases, with_cut,
-              with_direct, paired, quads);
+    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8 && quads > cases / 64 &&
+                  octets > cases / 64,
+              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads, %ld on octets", cases,
+              with_cut, with_direct, paired, quads, octets);
 }
 
 static void test_planted_bugs(void)

@@ -199,7 +199,9 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
                     p.batch, p.heads);
     std::vector<Walked> pieces;
     if (halves > 1) {
-        std::vector<Walked> all = halves == 2 ? walk<kKeys, 2>(p, c) : walk<kKeys, 4>(p, c);
+        std::vector<Walked> all = halves == 2   ? walk<kKeys, 2>(p, c)
+                                  : halves == 4 ? walk<kKeys, 4>(p, c)
+                                                : walk<kKeys, 8>(p, c);
         if (plant_bug == VB_SCHED_BUG_TWIN) // the last CTA of a group ends its first piece a tile late
             for (Walked &w : all)
                 if (w.cta % halves == halves - 1) {
@@ -235,7 +237,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
 {
     const int halves = cfg->halves ? cfg->halves : 1;
     if (batch < 1 || heads < 1 || cfg->grid < halves || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 ||
-        cfg->min_span < 1 || (halves != 1 && halves != 2 && halves != 4))
+        cfg->min_span < 1 || (halves != 1 && halves != 2 && halves != 4 && halves != 8))
         return fail(why, n, 2, "cannot walk batch %ld, heads %ld, grid %ld (or rows, c0, min_span, halves)", batch,
                     heads, cfg->grid);
     std::vector<int64_t> kv(batch + 1, 0), qo(batch + 1, 0), mask(batch + 1, 0);

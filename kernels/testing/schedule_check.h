@@ -13,8 +13,8 @@ extern "C" {
 
 /* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
  * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), and the CTAs
- * that share each span (1; 2 for row pairs, 4 for quads, both kernels; 0 reads
- * as 1). */
+ * that share each span (1; 2 for row pairs, 4 for quads, both kernels; 8 for mla_wgmma's
+ * octets; 0 reads as 1). */
 typedef struct {
     int keys_per_tile;
     int rows;
