@@ -198,19 +198,19 @@ constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 // Shared memory of kRows-row units, from a 1024-byte aligned base (the swizzle atoms need it).
 template <int kU> struct Smem {
     static constexpr int kRows = kN<kU>;
-    static constexpr int q = 0;                                  // [9 k-blocks][kRows rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes<kU>;  // [kRows rows][128 B] Pᵀ
-    static constexpr int kv = p + kQBlockBytes<kU>;           // [kRing][64 keys][128 B]
-    static constexpr int bars = kv + kRing<kU> * kBlockBytes; // u64 full[kRing], empty[kRing], qfull, qempty,
-                                                                 // pfree, pready, sums, written
-    static constexpr int rm = bars + (2 * kRing<kU> + 6) * 8; // [kRows] reference max of each row
-    static constexpr int rsum = rm + kRows * 4;                  // [kRows] row sums at the end of a piece
-    static constexpr int corr = rsum + kRows * 4;                // [2][kRows] rescale of a tile's rows
-    static constexpr int moved = corr + 2 * kRows * 4;           // [2] int: a tile's rows moved
-    static constexpr int red = moved + 16;                       // [4 warps][kRows] cross-warp reductions
-    static constexpr int mrow = red + 4 * kRows * 4;             // [kRows] int64: each row's mask row, from mask0
+    static constexpr int q = 0;                                   // [9 k-blocks][kRows rows][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes<kU>;      // [kRows rows][128 B] Pᵀ
+    static constexpr int kv = p + kQBlockBytes<kU>;               // [kRing][64 keys][128 B]
+    static constexpr int bars = kv + kRing<kU> * kBlockBytes;     // u64 full[kRing], empty[kRing], qfull, qempty,
+                                                                  // pfree, pready, sums, written
+    static constexpr int rm = bars + (2 * kRing<kU> + 6) * 8;     // [kRows] reference max of each row
+    static constexpr int rsum = rm + kRows * 4;                   // [kRows] row sums at the end of a piece
+    static constexpr int corr = rsum + kRows * 4;                 // [2][kRows] rescale of a tile's rows
+    static constexpr int moved = corr + 2 * kRows * 4;            // [2] int: a tile's rows moved
+    static constexpr int red = moved + 16;                        // [4 warps][kRows] cross-warp reductions
+    static constexpr int mrow = red + 4 * kRows * 4;              // [kRows] int64: each row's mask row, from mask0
     static constexpr int bytes = mrow + kRows * 8;
-    static constexpr int alloc = bytes + 1024;                   // room to align the base
+    static constexpr int alloc = bytes + 1024;                    // room to align the base
 };
 template <int kU> constexpr bool smem_fits()
 {
