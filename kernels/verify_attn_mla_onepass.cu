@@ -768,7 +768,9 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // the CTAs (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly
 // (kQDirect). That test sits inside the quads' branch: as a branch of its own before it, ptxas
 // laid the direct walk out first and the one-CTA walk 40 KB later, and the one-CTA launches ran
-// 2-6% slower (NOTES.md, twenty-eighth).
+// 2-6% slower (NOTES.md, twenty-eighth). As it is, A/B against the copy alone (33 records):
+// geomean 0.992, bs 1 × 512 15.6 → 14.8 µs, bs 1 × 1 and bs 8 × 21 0.92, the copy quads and the
+// pairs 1-2.5% slower (their code now lies after the direct walk's).
 constexpr int kQuadN8 = 3, kPairN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
