@@ -109,20 +109,18 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit (the N of Sᵀ and Oᵀ): see config_for
-// A 72-row unit on a CTA pair: each CTA computes 36 of its rows (N = 40, the next multiple of 8);
-// on a quad, 18 (N = 24).
-constexpr int kPairRows = 40, kQuadRows = 24;
-// On an octet, 9 (N = 16): kOctRows is a tag, not an N, since the 16-row kernel's N is 16 too.
-// The kernels' templates take such a tag kU; kN<kU> is its N.
-constexpr int kOctRows = 9;
-template <int kU> constexpr int kN = kU == kOctRows ? 16 : kU;
-// The unit a kU kernel works on: its rows (the cut's and the partial slots'), and the share of
-// them one CTA computes.
-template <int kU> struct UnitOf {
-    static constexpr int halves = kU == kPairRows ? 2 : kU == kQuadRows ? 4 : kU == kOctRows ? 8 : 1;
-    static constexpr int rows = halves > 1 ? kMaxRows : kU;
+constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit: see config_for
+// The kinds of unit the kernels' templates are built for: a unit's rows (the cut's and the
+// partial slots') and the CTAs that share it (halves), each computing `share` of its rows at
+// N = n, the share rounded up to a multiple of 8 (the N of its Sᵀ and Oᵀ MMAs). Besides its own
+// units the 72-row kernel runs them on a CTA pair (36 rows a CTA, N = 40), a quad (18, N = 24)
+// or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal).
+enum class Unit { Rows72, Rows64, Rows16, Pair72, Quad72, Oct72 };
+template <Unit kU> struct UnitOf {
+    static constexpr int rows = kU == Unit::Rows64 ? kMidRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
+    static constexpr int halves = kU == Unit::Pair72 ? 2 : kU == Unit::Quad72 ? 4 : kU == Unit::Oct72 ? 8 : 1;
     static constexpr int share = rows / halves;
+    static constexpr int n = (share + 7) / 8 * 8;
 };
 // KV ring, in k-blocks, per unit size. 16 at 72 rows (what fits beside q), where tile t+1's
 // last position reuses the slot of tile t's first value block, so Sᵀ(t+1) waits for Oᵀ(t)'s
@@ -134,8 +132,8 @@ template <int kU> struct UnitOf {
 // holds 40 rows of q (46 KB) and fits 21 blocks: tile t+1's positions reuse tile t-1's (q >= 3)
 // and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed); a
 // quad's CTA (24 rows of q) keeps the same 21.
-template <int kU>
-constexpr int kRing = kU == kPairRows || kU == kQuadRows || kU == kOctRows ? 21 : kU == kMidRows ? 17 : 16;
+template <Unit kU>
+constexpr int kRing = UnitOf<kU>::halves > 1 ? 21 : kU == Unit::Rows64 ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
 // q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
@@ -144,7 +142,7 @@ constexpr int kRing = kU == kPairRows || kU == kQuadRows || kU == kOctRows ? 21 
 __host__ __device__ constexpr int block_at(int pos) { return (pos + kBlocks - 1) % kBlocks; }
 __host__ __device__ constexpr int pos_of(int block) { return (block + 1) % kBlocks; }
 constexpr int kBlockBytes = kKeys * 128;        // one KV k-block: 64 keys × 128 B
-template <int kU> constexpr int kQBlockBytes = kN<kU> * 128; // one q (or Pᵀ) k-block: rows × 128 B
+template <Unit kU> constexpr int kQBlockBytes = UnitOf<kU>::n * 128; // one q (or Pᵀ) k-block: rows × 128 B
 constexpr int kThreads = 4 * 128;               // producer, scorer, two value warpgroups
 // setmaxnreg moves registers between the warpgroups of a CTA: an increase is served only by
 // what the others release out of the registers the CTA was launched with (ptxas's count under
@@ -170,7 +168,7 @@ constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 // 0.989, bs 8 × 91k 257.5 → 254.0 µs, bs 8 × 200k 517.3 → 510.4, bs 1 × 200k 93.0 → 91.3, bs 8 ×
 // 23k 84.9 → 83.5. The 64-row kernel's 17-block ring and the row pairs' 21 measured slower with
 // it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issue Sᵀ beside Oᵀ.
-template <int kU> constexpr bool kScoresAfterValues = kRing<kU> == 16;
+template <Unit kU> constexpr bool kScoresAfterValues = kRing<kU> == 16;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 // A row's reference max m moves only when a score passes it by kLazy (log2 units), so P =
 // 2^(s - m) < 2^kLazy: bf16 P and the fp32 sums and Oᵀ hold that with room to spare (their range
@@ -195,24 +193,25 @@ constexpr int kC0 = 3, kMinSpan = 1;
 // warpgroups reach from different instructions.
 constexpr int kBarScorer = 1, kBarValue = 2, kBarProducer = 4;
 
-// Shared memory of kRows-row units, from a 1024-byte aligned base (the swizzle atoms need it).
-template <int kU> struct Smem {
-    static constexpr int kRows = kN<kU>;
-    static constexpr int q = 0;                                   // [9 k-blocks][kRows rows][128 B]
-    static constexpr int p = q + kBlocks * kQBlockBytes<kU>;      // [kRows rows][128 B] Pᵀ
+// Shared memory for units of kind kU (q, Pᵀ and the row state at kN rows), from a 1024-byte
+// aligned base (the swizzle atoms need it).
+template <Unit kU> struct Smem {
+    static constexpr int kN = UnitOf<kU>::n;
+    static constexpr int q = 0;                                   // [9 k-blocks][kN rows][128 B]
+    static constexpr int p = q + kBlocks * kQBlockBytes<kU>;      // [kN rows][128 B] Pᵀ
     static constexpr int kv = p + kQBlockBytes<kU>;               // [kRing][64 keys][128 B]
     static constexpr int bars = kv + kRing<kU> * kBlockBytes;     // u64 full[kRing], empty[kRing], qfull, qempty,
                                                                   // pfree, pready, sums, written
-    static constexpr int rm = bars + (2 * kRing<kU> + 6) * 8;     // [kRows] reference max of each row
-    static constexpr int rsum = rm + kRows * 4;                   // [kRows] row sums at the end of a piece
-    static constexpr int corr = rsum + kRows * 4;                 // [2][kRows] rescale of a tile's rows
-    static constexpr int moved = corr + 2 * kRows * 4;            // [2] int: a tile's rows moved
-    static constexpr int red = moved + 16;                        // [4 warps][kRows] cross-warp reductions
-    static constexpr int mrow = red + 4 * kRows * 4;              // [kRows] int64: each row's mask row, from mask0
-    static constexpr int bytes = mrow + kRows * 8;
+    static constexpr int rm = bars + (2 * kRing<kU> + 6) * 8;     // [kN] reference max of each row
+    static constexpr int rsum = rm + kN * 4;                      // [kN] row sums at the end of a piece
+    static constexpr int corr = rsum + kN * 4;                    // [2][kN] rescale of a tile's rows
+    static constexpr int moved = corr + 2 * kN * 4;               // [2] int: a tile's rows moved
+    static constexpr int red = moved + 16;                        // [4 warps][kN] cross-warp reductions
+    static constexpr int mrow = red + 4 * kN * 4;                 // [kN] int64: each row's mask row, from mask0
+    static constexpr int bytes = mrow + kN * 8;
     static constexpr int alloc = bytes + 1024;                    // room to align the base
 };
-template <int kU> constexpr bool smem_fits()
+template <Unit kU> constexpr bool smem_fits()
 {
     using S = Smem<kU>;
     static_assert(S::alloc <= 227 * 1024, "sm_90's 227 KB per block");
@@ -220,14 +219,14 @@ template <int kU> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<kMaxRows>() && smem_fits<kMidRows>() && smem_fits<kFewRows>() && smem_fits<kPairRows>() &&
-                  smem_fits<kQuadRows>() && smem_fits<kOctRows>(),
+static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows16>() && smem_fits<Unit::Pair72>() &&
+                  smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>(),
               "every unit size's layout");
 constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
-constexpr int kSmemAlloc = max3(Smem<kMaxRows>::alloc, Smem<kPairRows>::alloc, Smem<kQuadRows>::alloc); // every kernel's
-static_assert(Smem<kOctRows>::alloc <= kSmemAlloc, "the octets fit every kernel's allocation");
+constexpr int kSmemAlloc = max3(Smem<Unit::Rows72>::alloc, Smem<Unit::Pair72>::alloc, Smem<Unit::Quad72>::alloc); // every kernel's
+static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc, "the octets fit every kernel's allocation");
 
-template <int kU> using Sched = Schedule<kKeys, kThreads, kU, UnitOf<kU>::halves>;
+template <Unit kU> using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
 struct PieceState : PieceRows {
@@ -235,12 +234,12 @@ struct PieceState : PieceRows {
 };
 
 // Where a CTA's rows of its unit start in the unit's partial slot.
-template <int kU> __device__ __forceinline__ int slot_row0(const PieceState &ps)
+template <Unit kU> __device__ __forceinline__ int slot_row0(const PieceState &ps)
 {
     return ps.slot_row0<UnitOf<kU>::halves>(UnitOf<kU>::rows);
 }
 
-template <int kU> struct Barriers { // for kRows-row units: kRing<kU> blocks
+template <Unit kU> struct Barriers { // for kRing<kU> blocks
     static constexpr int kR = kRing<kU>;
     unsigned base;
     __device__ unsigned full(int s) const { return base + 8 * s; }
@@ -254,7 +253,7 @@ template <int kU> struct Barriers { // for kRows-row units: kRing<kU> blocks
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
-template <int kU>
+template <Unit kU>
 __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sched<kU> &sched, PieceState &ps,
                            bool &going, int bar)
 {
@@ -278,14 +277,14 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
 // 128-byte lines whole, and a row's address (two divisions, 64-bit products) is worked out once
 // per row, not per chunk. Rows past the unit are zero-filled, not read (9 of 72 rows are live
 // at one head).
-template <int kU>
+template <Unit kU>
 __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Barriers<kU> &bar, unsigned qs,
                        uint32_t pieces)
 {
-    constexpr int kRows = kN<kU>;
+    constexpr int kN = UnitOf<kU>::n;
     const int tid = threadIdx.x, ch = tid % 8;
     mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
-    for (int r = tid / 8; r < kRows; r += 128 / 8) {
+    for (int r = tid / 8; r < kN; r += 128 / 8) {
         const int lr = ps.row(r);
         const bool live = r < ps.nrows;
         const uint16_t *q =
@@ -306,7 +305,7 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
 // tid / 2; the warp shuffles them to the lanes that copy. Then the piece's q, after its first
 // tile (so the first KV bytes are in flight while the scorer still reads the previous q);
 // a CTA's first piece copies q first.
-template <int kU>
+template <Unit kU>
 __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                         PieceState &ps, bool going)
 {
@@ -367,8 +366,8 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 // ---- scorer and value warpgroups --------------------------------------------------------------
 
 // What the scorer and the value warpgroups share: the ring and the thread's place in its warpgroup.
-template <int kU> struct Worker {
-    static constexpr int kRows = kN<kU>;
+template <Unit kU> struct Worker {
+    static constexpr int kN = UnitOf<kU>::n;
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
@@ -396,12 +395,12 @@ template <int kU> struct Worker {
 // the value warpgroups. It runs a tile ahead of them: in the 64-row kernel and the row pairs
 // Sᵀ(t+1) and its softmax while they run Oᵀ(t); in the 72- and 16-row kernels Sᵀ(t+1) once
 // Oᵀ(t) is done, its softmax while they wait (kScoresAfterValues).
-template <int kU> struct Scorer : Worker<kU> {
+template <Unit kU> struct Scorer : Worker<kU> {
     using W = Worker<kU>;
-    static constexpr int kRows = kN<kU>;
+    static constexpr int kN = UnitOf<kU>::n;
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
-    float s[kRows / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
-    float l[kRows / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
+    float s[kN / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
+    float l[kN / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
 
     __device__ Scorer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_) : W(p_, sm_, ps_) {}
 
@@ -409,7 +408,7 @@ template <int kU> struct Scorer : Worker<kU> {
     template <class F> __device__ __forceinline__ void for_rows(F f) const
     {
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++)
+        for (int j = 0; j < kN / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++)
                 f(j, e);
@@ -423,7 +422,7 @@ template <int kU> struct Scorer : Worker<kU> {
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 8));
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 16));
         if (g == 0)
-            red[warp * kRows + n] = v;
+            red[warp * kN + n] = v;
     }
 
     // Waits for ring positions [from, to) of the tile starting at blk. No proxy fence between
@@ -454,7 +453,7 @@ template <int kU> struct Scorer : Worker<kU> {
             const uint64_t da = desc_add(kv0, ((blk + B) % kRing<kU>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                Wgmma<kRows, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kU> + 32 * ks),
+                Wgmma<kN, 0>::mma(s, desc_add(da, 32 * ks), desc_add(q0, block_at(B) * kQBlockBytes<kU> + 32 * ks),
                                 B > 0 || ks > 0);
             score_each<B + 1>(blk, kv0, q0);
         }
@@ -477,7 +476,7 @@ template <int kU> struct Scorer : Worker<kU> {
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys, P = ps.rq.P;
         const bool mask = !p.prefix_visible || k0 + kKeys > P;
 #pragma unroll
-        for (int i = 0; i < kRows / 2; i++)
+        for (int i = 0; i < kN / 2; i++)
             s[i] *= scale;
         if (!mask && k0 + kKeys <= keys)
             return;
@@ -487,7 +486,7 @@ template <int kU> struct Scorer : Worker<kU> {
         for (int h = 0; h < 2; h++) { // keys 16·warp + g + 8h; two rounds of loads bound the registers
             const int64_t key = k0 + 16 * warp + g + 8 * h;
             const bool in = key < keys, read = in && mask && (key >= P || !p.prefix_visible);
-            uint8_t vis[kRows / 8][2];
+            uint8_t vis[kN / 8][2];
             for_rows([&](int j, int e) {
                 vis[j][e] = read ? __ldg(mk + mrow[8 * j + 2 * t + e] + key) : (uint8_t)in;
             });
@@ -505,10 +504,10 @@ template <int kU> struct Scorer : Worker<kU> {
     __device__ void softmax(int buf, uint32_t tiles)
     {
         float *rm = reinterpret_cast<float *>(sm + Smem<kU>::rm);
-        float *corr = reinterpret_cast<float *>(sm + Smem<kU>::corr) + buf * kRows;
+        float *corr = reinterpret_cast<float *>(sm + Smem<kU>::corr) + buf * kN;
         float *red = reinterpret_cast<float *>(sm + Smem<kU>::red);
         int *moved = reinterpret_cast<int *>(sm + Smem<kU>::moved) + buf;
-        float m[kRows / 8][2];
+        float m[kN / 8][2];
         bool up = false;
         for_rows([&](int j, int e) {
             m[j][e] = rm[8 * j + 2 * t + e];
@@ -524,7 +523,7 @@ template <int kU> struct Scorer : Worker<kU> {
             named_barrier(kBarScorer, 128);
             for_rows([&](int j, int e) {
                 const int n = 8 * j + 2 * t + e;
-                const float mx = fmaxf(fmaxf(red[n], red[kRows + n]), fmaxf(red[2 * kRows + n], red[3 * kRows + n]));
+                const float mx = fmaxf(fmaxf(red[n], red[kN + n]), fmaxf(red[2 * kN + n], red[3 * kN + n]));
                 const float mnew = fmaxf(m[j][e], mx);
                 const float c = mnew == m[j][e] ? 1.f : exp2_ftz(m[j][e] - mnew); // 0 when m was -inf
                 l[j][e] *= c;
@@ -545,9 +544,9 @@ template <int kU> struct Scorer : Worker<kU> {
             *moved = rescale;
         // P = 2^(s - m) in bf16, stored transposed (rows × keys, K-major) by stmatrix.
         const unsigned pt = smem_u32(sm + Smem<kU>::p);
-        unsigned pk[kRows / 8][2];
+        unsigned pk[kN / 8][2];
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++) {
+        for (int j = 0; j < kN / 8; j++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float mu = m[j][e % 2] == -CUDART_INF_F ? 0.f : m[j][e % 2];
@@ -564,7 +563,7 @@ template <int kU> struct Scorer : Worker<kU> {
         // 8j .. +7. Lane l addresses row l % 8 of matrix l / 8.
         const int r8 = lane % 8, h = (lane / 8) % 2;
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++)
+        for (int j = 0; j < kN / 8; j++)
             stsm_x2_t(pt + (8 * j + r8) * 128 + 16 * ((2 * warp + h) ^ r8), pk[j][0], pk[j][1]);
         fence_proxy_async(); // Pᵀ (stmatrix) before the value warpgroups' wgmma reads
         mbar_arrive(bar.pready());
@@ -584,7 +583,7 @@ template <int kU> struct Scorer : Worker<kU> {
             issue_scores(blk);
             wgmma_wait<0>();
 #pragma unroll
-            for (int i = 0; i < kRows / 2; i++)
+            for (int i = 0; i < kN / 2; i++)
                 fence_operand(s[i]);
             if (tile == hi - 1 && lane == 0)
                 mbar_arrive(bar.qempty()); // the piece's last Sᵀ is done with q
@@ -601,12 +600,12 @@ template <int kU> struct Scorer : Worker<kU> {
         float *rm = reinterpret_cast<float *>(sm + Smem<kU>::rm);
         int64_t *mrow = reinterpret_cast<int64_t *>(sm + Smem<kU>::mrow);
         const int tid = threadIdx.x % 128;
-        if (tid < kRows) {
+        if (tid < kN) {
             rm[tid] = -CUDART_INF_F;
             mrow[tid] = row_token(tid) * ps.keys;
         }
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++)
+        for (int j = 0; j < kN / 8; j++)
             l[j][0] = l[j][1] = 0.f;
         named_barrier(kBarScorer, 128);
     }
@@ -624,8 +623,8 @@ template <int kU> struct Scorer : Worker<kU> {
         named_barrier(kBarScorer, 128);
         mbar_wait(bar.written(), (pieces & 1) ^ 1);
         const int n = threadIdx.x % 128;
-        if (n < kRows)
-            rsum[n] = red[n] + red[kRows + n] + red[2 * kRows + n] + red[3 * kRows + n];
+        if (n < kN)
+            rsum[n] = red[n] + red[kN + n] + red[2 * kN + n] + red[3 * kN + n];
         mbar_arrive(bar.sums());
     }
 
@@ -648,12 +647,12 @@ template <int kU> struct Scorer : Worker<kU> {
 
 // A value warpgroup: Oᵀ += Vᵀ·Pᵀ for value dims [256·k, 256·k + 256) of all 72 rows (4 × 36
 // fp32 accumulators a thread), a tile behind the scorer.
-template <int kU> struct Valuer : Worker<kU> {
+template <Unit kU> struct Valuer : Worker<kU> {
     using W = Worker<kU>;
-    static constexpr int kRows = kN<kU>;
+    static constexpr int kN = UnitOf<kU>::n;
     using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     const int k;
-    float o[4][kRows / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
+    float o[4][kN / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
 
     __device__ Valuer(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int k_)
         : W(p_, sm_, ps_), k(k_)
@@ -672,7 +671,7 @@ template <int kU> struct Valuer : Worker<kU> {
             const uint64_t da = desc_add(v0, ((blk + pos_of(4 * k + i)) % kRing<kU>) * kBlockBytes);
 #pragma unroll
             for (int ks = 0; ks < 4; ks++)
-                Wgmma<kRows, 1>::mma(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
+                Wgmma<kN, 1>::mma(o[i], desc_add(da, 2048 * ks), desc_add(p0, 32 * ks), 1);
             wgmma_commit();
         }
     }
@@ -682,9 +681,9 @@ template <int kU> struct Valuer : Worker<kU> {
     {
         if (!reinterpret_cast<const int *>(sm + Smem<kU>::moved)[buf])
             return;
-        const float *corr = reinterpret_cast<const float *>(sm + Smem<kU>::corr) + buf * kRows;
+        const float *corr = reinterpret_cast<const float *>(sm + Smem<kU>::corr) + buf * kN;
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++) {
+        for (int j = 0; j < kN / 8; j++) {
             const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
@@ -717,7 +716,7 @@ template <int kU> struct Valuer : Worker<kU> {
 #pragma unroll
             for (int i = 0; i < 4; i++)
 #pragma unroll
-                for (int x = 0; x < kRows / 2; x++)
+                for (int x = 0; x < kN / 2; x++)
                     fence_operand(o[i][x]);
             release(blk, 1, [&](int) { return pos_of(4 * k + 3); });
             if (lane == 3) // beside the releasing lanes; Pᵀ is free once all 8 value warps arrive
@@ -730,7 +729,7 @@ template <int kU> struct Valuer : Worker<kU> {
 #pragma unroll
         for (int i = 0; i < 4; i++)
 #pragma unroll
-            for (int x = 0; x < kRows / 2; x++)
+            for (int x = 0; x < kN / 2; x++)
                 o[i][x] = 0.f;
     }
 
@@ -739,7 +738,7 @@ template <int kU> struct Valuer : Worker<kU> {
     {
         const float *rsum = reinterpret_cast<const float *>(sm + Smem<kU>::rsum);
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++) {
+        for (int j = 0; j < kN / 8; j++) {
             const float la = rsum[8 * j + 2 * t], lb = rsum[8 * j + 2 * t + 1];
             const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
             uint16_t *dst = ps.o_row(p, 8 * j + g);
@@ -756,7 +755,7 @@ template <int kU> struct Valuer : Worker<kU> {
         const int nrows = ps.nrows;
         float *acc = w.acc + ((size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps)) * kDv;
 #pragma unroll
-        for (int j = 0; j < kRows / 8; j++)
+        for (int j = 0; j < kN / 8; j++)
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, 256 * k + 64 * i + 16 * warp + g, o[i][4 * j],
@@ -764,7 +763,7 @@ template <int kU> struct Valuer : Worker<kU> {
     }
 };
 
-template <int kU>
+template <Unit kU>
 __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                       PieceState &ps, bool going, void *ws)
 {
@@ -782,7 +781,7 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
-template <int kU>
+template <Unit kU>
 __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned char *sm, Sched<kU> &sched,
                       PieceState &ps, bool going, int k, void *ws)
 {
@@ -811,11 +810,11 @@ __device__ __forceinline__ unsigned char *aligned_smem()
     return smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
 }
 
-// One CTA's work for units of kRows rows, once the prefix of unit costs is in pos. A kernel per
+// One CTA's work for units of kind kU, once the prefix of unit costs is in pos. A kernel per
 // unit size (below), which the host picks from the launch's limits (config_for), each with its
 // own schedule type (Schedule's kTag) and state: as one kernel template, the shared variables
 // came out in another order and ptxas spilled 20 B more in the 72-row kernel.
-template <int kU>
+template <Unit kU>
 __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kU> *sched,
                                          PieceState *ps, unsigned char *sm, int wg, const int *pos, int total)
 {
@@ -854,7 +853,7 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
 #endif
 }
 
-template <int kU>
+template <Unit kU>
 __device__ __forceinline__ void cta(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kU> *sched,
                                     PieceState *ps)
 {
@@ -897,49 +896,49 @@ constexpr int kPairSpan = 5, kQuadSpan = 1;
 // before the quads', ptxas laid the octets out first and the one-CTA walk 52 KB later; the
 // same layout effect cost mla_onepass's one-CTA walk 2-6%, NOTES.md, twenty-eighth).
 constexpr int kOctTotal = 4;
-static_assert(Smem<kMaxRows>::kv >= Smem<kPairRows>::kv && Smem<kMaxRows>::kv >= Smem<kQuadRows>::kv &&
-                  Smem<kMaxRows>::kv >= Smem<kOctRows>::kv &&
-                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kPairRows>::bars &&
-                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kQuadRows>::bars &&
-                  Smem<kMaxRows>::kv + 4 * (kMaxBatch + 1) <= Smem<kOctRows>::bars,
+static_assert(Smem<Unit::Rows72>::kv >= Smem<Unit::Pair72>::kv && Smem<Unit::Rows72>::kv >= Smem<Unit::Quad72>::kv &&
+                  Smem<Unit::Rows72>::kv >= Smem<Unit::Oct72>::kv &&
+                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Pair72>::bars &&
+                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Quad72>::bars &&
+                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Oct72>::bars,
               "the 72-row kernel's prefix array lies in the ring of each of its layouts");
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
 {
-    __shared__ Sched<kMaxRows> sched[4];
-    __shared__ Sched<kPairRows> pair_sched[4];
-    __shared__ Sched<kQuadRows> quad_sched[4];
-    __shared__ Sched<kOctRows> oct_sched[4];
+    __shared__ Sched<Unit::Rows72> sched[4];
+    __shared__ Sched<Unit::Pair72> pair_sched[4];
+    __shared__ Sched<Unit::Quad72> quad_sched[4];
+    __shared__ Sched<Unit::Oct72> oct_sched[4];
     __shared__ PieceState ps[4];
     unsigned char *sm = aligned_smem();
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<kMaxRows>::kv); // inside the ring of every layout
-    const int total = Sched<kMaxRows>::start_positions(p, c, pos);
+    int *pos = reinterpret_cast<int *>(sm + Smem<Unit::Rows72>::kv); // inside the ring of every layout
+    const int total = Sched<Unit::Rows72>::start_positions(p, c, pos);
     const int span = (total + c.grid - 1) / c.grid;
     if (span <= kQuadSpan) {
         if (kOctTotal * total <= c.grid)
-            cta_walk<kOctRows>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
+            cta_walk<Unit::Oct72>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
         else
-            cta_walk<kQuadRows>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+            cta_walk<Unit::Quad72>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
     }
     else if (span <= kPairSpan)
-        cta_walk<kPairRows>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
+        cta_walk<Unit::Pair72>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
     else
-        cta_walk<kMaxRows>(p, ws, c, sched, ps, sm, wg, pos, total);
+        cta_walk<Unit::Rows72>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
 {
-    __shared__ Sched<kMidRows> sched[4];
+    __shared__ Sched<Unit::Rows64> sched[4];
     __shared__ PieceState ps[4];
-    cta<kMidRows>(p, ws, c, sched, ps);
+    cta<Unit::Rows64>(p, ws, c, sched, ps);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)
 {
-    __shared__ Sched<kFewRows> sched[4];
+    __shared__ Sched<Unit::Rows16> sched[4];
     __shared__ PieceState ps[4];
-    cta<kFewRows>(p, ws, c, sched, ps);
+    cta<Unit::Rows16>(p, ws, c, sched, ps);
 }
 
 // ---- host side ------------------------------------------------------------------------------
