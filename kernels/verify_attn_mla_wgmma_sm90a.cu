@@ -219,11 +219,12 @@ template <Unit kU> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows16>() && smem_fits<Unit::Pair72>() &&
-                  smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>(),
+static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows16>() &&
+                  smem_fits<Unit::Pair72>() && smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>(),
               "every unit size's layout");
 constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
-constexpr int kSmemAlloc = max3(Smem<Unit::Rows72>::alloc, Smem<Unit::Pair72>::alloc, Smem<Unit::Quad72>::alloc); // every kernel's
+// Every kernel's allocation: the largest layout of the 72-row kernel's walks.
+constexpr int kSmemAlloc = max3(Smem<Unit::Rows72>::alloc, Smem<Unit::Pair72>::alloc, Smem<Unit::Quad72>::alloc);
 static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc, "the octets fit every kernel's allocation");
 
 template <Unit kU> using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves>;
