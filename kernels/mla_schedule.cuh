@@ -165,6 +165,13 @@ struct PieceRows {
     __device__ int64_t token(const vb_verify_params &p, int r) const { return rq.q0 + (row0 + r) / p.heads; }
     __device__ int head(const vb_verify_params &p, int r) const { return (row0 + r) % p.heads; }
 
+    // q row of unit row r (rows past the unit repeat its last, as row()).
+    __device__ const uint16_t *q_row(const vb_verify_params &p, int r) const
+    {
+        const int lr = row(r);
+        return p.q + (rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head;
+    }
+
     // o row of unit row r, nullptr past the unit's rows.
     __device__ uint16_t *o_row(const vb_verify_params &p, int r) const
     {

@@ -155,8 +155,7 @@ template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepa
 
     // kQDirect: q straight from global memory, for quads whose pieces are mostly one tile and
     // read q once (the cut's positions at most half the CTAs): the copy's round trip is then
-    // all cost. A
-    // build that did so for every piece of quads and pairs (results/h200/NOTES.md,
+    // all cost. A build that did so for every piece of quads and pairs (results/h200/NOTES.md,
     // twenty-seventh): bs 1 × 512 16.0 → 14.9 µs and bs 1 × 1 15.0 → 13.7, but 8-14% slower
     // where the pieces are longer (bs 8 × 512, bs 1 × 8192, graph-bucket16's batch3): there a
     // 16-byte load of the copy feeds four MMAs a tile, against four 4-byte loads of 8 rows
@@ -233,9 +232,7 @@ template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepa
     // Where q_own and q_spread point for n8 row tile j (rows past the piece's repeat its last).
     __device__ const unsigned *q_pairs(int j) const
     {
-        const int lr = ps.row(8 * min(j, kN8 - 1) + g);
-        return reinterpret_cast<const unsigned *>(p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token +
-                                                  (lr % p.heads) * p.stride_q_head) + t;
+        return reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * min(j, kN8 - 1) + g)) + t;
     }
 
     // The b registers of k-steps 2·ds and 2·ds + 1 (see begin_piece) for n8 row tile j of the
@@ -278,9 +275,7 @@ template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepa
 #pragma unroll 4
         for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
-            const int lr = ps.row(8 * j + ln / 4);
-            const unsigned *q = reinterpret_cast<const unsigned *>(
-                p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head);
+            const unsigned *q = reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * j + ln / 4));
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
             qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
         }

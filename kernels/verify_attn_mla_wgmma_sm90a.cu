@@ -368,7 +368,7 @@ __device__ void produce(const vb_verify_params &p, const SchedConfig &c, unsigne
 
 // What the scorer and the value warpgroups share: the ring and the thread's place in its warpgroup.
 template <Unit kU> struct Worker {
-    static constexpr int kN = UnitOf<kU>::n;
+    static constexpr int kN = UnitOf<kU>::n; // the MMAs' N: this CTA's rows of a unit, rounded up to 8
     const vb_verify_params &p;
     unsigned char *sm;
     const PieceState &ps;
@@ -398,8 +398,7 @@ template <Unit kU> struct Worker {
 // Oᵀ(t) is done, its softmax while they wait (kScoresAfterValues).
 template <Unit kU> struct Scorer : Worker<kU> {
     using W = Worker<kU>;
-    static constexpr int kN = UnitOf<kU>::n;
-    using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
+    using W::kN, W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     float s[kN / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kN / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
 
@@ -650,8 +649,7 @@ template <Unit kU> struct Scorer : Worker<kU> {
 // fp32 accumulators a thread), a tile behind the scorer.
 template <Unit kU> struct Valuer : Worker<kU> {
     using W = Worker<kU>;
-    static constexpr int kN = UnitOf<kU>::n;
-    using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
+    using W::kN, W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
     const int k;
     float o[4][kN / 2]; // Oᵀ: dims 256·k + 64·i + 16·warp + g (+8), rows 8j + 2t (+1)
 
