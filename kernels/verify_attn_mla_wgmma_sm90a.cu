@@ -31,7 +31,7 @@
 //   operand from shared memory, and at long contexts the pair is up to 1.3× slower (kPairSpan).
 //   The shortest launches go further, to quads: four CTAs a unit, 18 rows each (N = 24,
 //   kQuadSpan), and when the cut is shorter still to octets: eight CTAs of 9 rows (N = 16,
-//   kOctTotal).
+//   kOctTotal). The 64-row kernel takes quads and octets too, but not pairs (wgmma_kernel_64).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -114,11 +114,16 @@ constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit: see
 // partial slots') and the CTAs that share it (halves), each computing `share` of its rows at
 // N = n, the share rounded up to a multiple of 8 (the N of its Sᵀ and Oᵀ MMAs). Besides its own
 // units the 72-row kernel runs them on a CTA pair (36 rows a CTA, N = 40), a quad (18, N = 24)
-// or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal).
-enum class Unit { Rows72, Rows64, Rows16, Pair72, Quad72, Oct72 };
+// or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal), and the
+// 64-row kernel on a quad (16 rows a CTA, N = 16) or an octet (8, N = 8).
+enum class Unit { Rows72, Rows64, Rows16, Pair72, Quad72, Oct72, Quad64, Oct64 };
 template <Unit kU> struct UnitOf {
-    static constexpr int rows = kU == Unit::Rows64 ? kMidRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
-    static constexpr int halves = kU == Unit::Pair72 ? 2 : kU == Unit::Quad72 ? 4 : kU == Unit::Oct72 ? 8 : 1;
+    static constexpr bool mid = kU == Unit::Rows64 || kU == Unit::Quad64 || kU == Unit::Oct64;
+    static constexpr int rows = mid ? kMidRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
+    static constexpr int halves = kU == Unit::Pair72                         ? 2
+                                  : kU == Unit::Quad72 || kU == Unit::Quad64 ? 4
+                                  : kU == Unit::Oct72 || kU == Unit::Oct64   ? 8
+                                                                             : 1;
     static constexpr int share = rows / halves;
     static constexpr int n = (share + 7) / 8 * 8;
 };
@@ -220,12 +225,15 @@ template <Unit kU> constexpr bool smem_fits()
     return true;
 }
 static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows16>() &&
-                  smem_fits<Unit::Pair72>() && smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>(),
+                  smem_fits<Unit::Pair72>() && smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>() &&
+                  smem_fits<Unit::Quad64>() && smem_fits<Unit::Oct64>(),
               "every unit size's layout");
 constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 // Every kernel's allocation: the largest layout of the 72-row kernel's walks.
 constexpr int kSmemAlloc = max3(Smem<Unit::Rows72>::alloc, Smem<Unit::Pair72>::alloc, Smem<Unit::Quad72>::alloc);
-static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc, "the octets fit every kernel's allocation");
+static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc && Smem<Unit::Quad64>::alloc <= kSmemAlloc &&
+                  Smem<Unit::Oct64>::alloc <= kSmemAlloc,
+              "the short walks' layouts fit every kernel's allocation");
 
 template <Unit kU> using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves>;
 
@@ -926,11 +934,38 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
         cta_walk<Unit::Rows72>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
+// The 64-row kernel (17-64 rows a request) takes quads (16 rows a CTA, N = 16) and octets (8,
+// N = 8) at the 72-row kernel's thresholds, but no pairs. A/B against the kernel of one walk
+// (results/h200/NOTES.md, twenty-ninth; 57 records): bs 1 × 1 at 2 heads 16.3 → 11.7 µs, at 4
+// heads 16.8 → 11.8, bs 8 × 1 at 4 heads 17.8 → 12.9, `widths` (quads) 23.5 → 19.5; the one-CTA
+// walk unchanged (tree-eagle64 1.007, tree-eagle8 0.995); geomean 0.956. Pairs of 32 rows (N =
+// 32) up to kPairSpan were slower than the one-CTA walk (2 heads, bs 8 × 4096: 1.147; bs 1 ×
+// 32k: 1.093; tree-eagle8 1.054). The octets alone, in a branch of their own, were laid out
+// before the one-CTA walk, which ran 3-6% slower (tree-eagle8 1.056, tree-eagle64 1.039).
+static_assert(Smem<Unit::Rows64>::kv >= Smem<Unit::Quad64>::kv && Smem<Unit::Rows64>::kv >= Smem<Unit::Oct64>::kv &&
+                  Smem<Unit::Rows64>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Quad64>::bars &&
+                  Smem<Unit::Rows64>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Oct64>::bars,
+              "the 64-row kernel's prefix array lies in the ring of each of its layouts");
+
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
 {
     __shared__ Sched<Unit::Rows64> sched[4];
+    __shared__ Sched<Unit::Quad64> quad_sched[4];
+    __shared__ Sched<Unit::Oct64> oct_sched[4];
     __shared__ PieceState ps[4];
-    cta<Unit::Rows64>(p, ws, c, sched, ps);
+    unsigned char *sm = aligned_smem();
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    int *pos = reinterpret_cast<int *>(sm + Smem<Unit::Rows64>::kv); // inside the ring of every layout
+    const int total = Sched<Unit::Rows64>::start_positions(p, c, pos);
+    const int span = (total + c.grid - 1) / c.grid;
+    if (span <= kQuadSpan) {
+        if (kOctTotal * total <= c.grid)
+            cta_walk<Unit::Oct64>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
+        else
+            cta_walk<Unit::Quad64>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    }
+    else
+        cta_walk<Unit::Rows64>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)

@@ -66,6 +66,16 @@ __device__ __forceinline__ void wgmma_m64n24k16_ta(float (&d)[12], uint64_t a, u
                  : "l"(a), "l"(b), "r"(accumulate));
 }
 
+// D (m64n8, fp32) = A·B (+ D when accumulate): A M-major (transposed), B K-major,
+// both bf16 in shared memory through descriptors.
+__device__ __forceinline__ void wgmma_m64n8k16_ta(float (&d)[4], uint64_t a, uint64_t b, int accumulate)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "l"(a), "l"(b), "r"(accumulate));
+}
+
 // D (m64n128, fp32) = A·B (+ D when accumulate): A K-major, B K-major,
 // both bf16 in shared memory through descriptors.
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, int accumulate)
@@ -205,6 +215,9 @@ template <> struct Wgmma<40, 1> {
 };
 template <> struct Wgmma<24, 1> {
     static __device__ __forceinline__ void mma(float (&d)[12], uint64_t a, uint64_t b, int acc) { wgmma_m64n24k16_ta(d, a, b, acc); }
+};
+template <> struct Wgmma<8, 1> {
+    static __device__ __forceinline__ void mma(float (&d)[4], uint64_t a, uint64_t b, int acc) { wgmma_m64n8k16_ta(d, a, b, acc); }
 };
 template <> struct Wgmma<128, 0> {
     static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b, int acc) { wgmma_m64n128k16(d, a, b, acc); }

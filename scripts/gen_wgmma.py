@@ -11,10 +11,11 @@ import sys
 SHAPES = [  # (N, transpose A)
     (40, 0),  # mla_wgmma: Sᵀ = K·Qᵀ of each consumer warpgroup
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
-    (16, 1),  # Oᵀ of a 16-row mla_wgmma unit
+    (16, 1),  # Oᵀ at N = 16: a 16-row unit, a CTA's 9 rows of a 72-row octet or 16 of a 64-row quad
     (64, 1),  # Oᵀ of a 64-row mla_wgmma unit
     (40, 1),  # Oᵀ of a CTA's 36-row half of a 72-row unit (mla_wgmma's row pairs)
     (24, 1),  # Oᵀ of a CTA's 18-row quarter of a 72-row unit (mla_wgmma's quads)
+    (8, 1),  # Oᵀ of a CTA's 8-row eighth of a 64-row unit (mla_wgmma's octets)
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 

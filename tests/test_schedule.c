@@ -62,9 +62,10 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma, one CTA, a row pair, a quad or an octet a span */
-            const int groups[] = {1, 2, 4, 8};
-            cfg = (vb_sched_config){64, 72, 3, 1, 132, groups[vb_prng_range(&rng, 0, 3)]};
+        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma: 72 rows on 1, 2, 4 or 8 CTAs a span, 64 on 1, 4 or 8 */
+            const int groups72[] = {1, 2, 4, 8}, groups64[] = {1, 4, 8};
+            cfg = vb_prng_range(&rng, 0, 1) ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)]}
+                                            : (vb_sched_config){64, 64, 3, 1, 132, groups64[vb_prng_range(&rng, 0, 2)]};
         }
         else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
             const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
@@ -88,8 +89,8 @@ static void test_random_batches(void)
         with_cut += cut > 0;
         with_direct += pieces > cut;
     }
-    /* Both kinds of unit were exercised, not only one. */
-    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 8 && quads > cases / 64 &&
+    /* Both kinds of unit and every group size were exercised, not only some. */
+    CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 32 && quads > cases / 64 &&
                   octets > cases / 64,
               "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads, %ld on octets", cases,
               with_cut, with_direct, paired, quads, octets);
