@@ -109,20 +109,21 @@ using namespace vb;
 constexpr int kKeys = 64;                       // keys per tile: the M of one wgmma
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kBlocks = kDqk / 64;              // 128-byte k-blocks per KV or q row
-constexpr int kMaxRows = 72, kMidRows = 64, kFewRows = 16; // rows per unit: see config_for
+constexpr int kMaxRows = 72, kMidRows = 64, kSmallRows = 32, kFewRows = 16; // rows per unit: see config_for
 // The kinds of unit the kernels' templates are built for: a unit's rows (the cut's and the
 // partial slots') and the CTAs that share it (halves), each computing `share` of its rows at
 // N = n, the share rounded up to a multiple of 8 (the N of its Sᵀ and Oᵀ MMAs). Besides its own
 // units the 72-row kernel runs them on a CTA pair (36 rows a CTA, N = 40), a quad (18, N = 24)
 // or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal), and the
 // 64-row kernel on a quad (16 rows a CTA, N = 16) or an octet (8, N = 8).
-enum class Unit { Rows72, Rows64, Rows16, Pair72, Quad72, Oct72, Quad64, Oct64 };
+enum class Unit { Rows72, Rows64, Rows32, Rows16, Pair72, Quad72, Oct72, Quad64, Oct64, Quad32, Oct32 };
 template <Unit kU> struct UnitOf {
     static constexpr bool mid = kU == Unit::Rows64 || kU == Unit::Quad64 || kU == Unit::Oct64;
-    static constexpr int rows = mid ? kMidRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
+    static constexpr bool small = kU == Unit::Rows32 || kU == Unit::Quad32 || kU == Unit::Oct32;
+    static constexpr int rows = mid ? kMidRows : small ? kSmallRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
     static constexpr int halves = kU == Unit::Pair72                         ? 2
-                                  : kU == Unit::Quad72 || kU == Unit::Quad64 ? 4
-                                  : kU == Unit::Oct72 || kU == Unit::Oct64   ? 8
+                                  : kU == Unit::Quad72 || kU == Unit::Quad64 || kU == Unit::Quad32 ? 4
+                                  : kU == Unit::Oct72 || kU == Unit::Oct64 || kU == Unit::Oct32    ? 8
                                                                              : 1;
     static constexpr int share = rows / halves;
     static constexpr int n = (share + 7) / 8 * 8;
@@ -138,7 +139,7 @@ template <Unit kU> struct UnitOf {
 // and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed); a
 // quad's CTA (24 rows of q) keeps the same 21.
 template <Unit kU>
-constexpr int kRing = UnitOf<kU>::halves > 1 ? 21 : kU == Unit::Rows64 ? 17 : 16;
+constexpr int kRing = UnitOf<kU>::halves > 1 || kU == Unit::Rows32 ? 21 : kU == Unit::Rows64 ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
 // reads), then dims 0-511 (position 1 + b: block b). In the 16-block ring tile t+1's position
 // q >= 7 reuses the slot of tile t's position q - 7: position 7 reuses the rope block's, free
@@ -224,15 +225,17 @@ template <Unit kU> constexpr bool smem_fits()
     static_assert(S::mrow % 8 == 0, "int64 mask rows");
     return true;
 }
-static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows16>() &&
+static_assert(smem_fits<Unit::Rows72>() && smem_fits<Unit::Rows64>() && smem_fits<Unit::Rows32>() &&
+                  smem_fits<Unit::Rows16>() &&
                   smem_fits<Unit::Pair72>() && smem_fits<Unit::Quad72>() && smem_fits<Unit::Oct72>() &&
-                  smem_fits<Unit::Quad64>() && smem_fits<Unit::Oct64>(),
+                  smem_fits<Unit::Quad64>() && smem_fits<Unit::Oct64>() && smem_fits<Unit::Quad32>() &&
+                  smem_fits<Unit::Oct32>(),
               "every unit size's layout");
 constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 // Every kernel's allocation: the largest layout of the 72-row kernel's walks.
 constexpr int kSmemAlloc = max3(Smem<Unit::Rows72>::alloc, Smem<Unit::Pair72>::alloc, Smem<Unit::Quad72>::alloc);
 static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc && Smem<Unit::Quad64>::alloc <= kSmemAlloc &&
-                  Smem<Unit::Oct64>::alloc <= kSmemAlloc,
+                  Smem<Unit::Oct64>::alloc <= kSmemAlloc && Smem<Unit::Rows32>::alloc <= kSmemAlloc,
               "the short walks' layouts fit every kernel's allocation");
 
 template <Unit kU> using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves>;
@@ -942,10 +945,38 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
 // 32) up to kPairSpan were slower than the one-CTA walk (2 heads, bs 8 × 4096: 1.147; bs 1 ×
 // 32k: 1.093; tree-eagle8 1.054). The octets alone, in a branch of their own, were laid out
 // before the one-CTA walk, which ran 3-6% slower (tree-eagle8 1.056, tree-eagle64 1.039).
-static_assert(Smem<Unit::Rows64>::kv >= Smem<Unit::Quad64>::kv && Smem<Unit::Rows64>::kv >= Smem<Unit::Oct64>::kv &&
-                  Smem<Unit::Rows64>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Quad64>::bars &&
-                  Smem<Unit::Rows64>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Oct64>::bars,
-              "the 64-row kernel's prefix array lies in the ring of each of its layouts");
+// Where the 64- and 32-row kernels' prefix array lies: inside the ring of each of their layouts.
+template <Unit kRows, Unit kQuad, Unit kOct> constexpr bool prefix_in_rings()
+{
+    constexpr int end = Smem<kRows>::kv + 4 * (kMaxBatch + 1);
+    return Smem<kRows>::kv >= Smem<kQuad>::kv && Smem<kRows>::kv >= Smem<kOct>::kv && end <= Smem<kQuad>::bars &&
+           end <= Smem<kOct>::bars;
+}
+static_assert(prefix_in_rings<Unit::Rows64, Unit::Quad64, Unit::Oct64>() &&
+                  prefix_in_rings<Unit::Rows32, Unit::Quad32, Unit::Oct32>(),
+              "the 64- and 32-row kernels' prefix array lies in the ring of each of their layouts");
+
+// A CTA of the 64- or 32-row kernel: its units on one CTA, or at short launches on a quad or an
+// octet, with the 72-row kernel's thresholds.
+template <Unit kRows, Unit kQuad, Unit kOct>
+__device__ __forceinline__ void cta_short_cuts(const vb_verify_params &p, void *ws, const SchedConfig &c,
+                                               Sched<kRows> *sched, Sched<kQuad> *quad_sched, Sched<kOct> *oct_sched,
+                                               PieceState *ps)
+{
+    unsigned char *sm = aligned_smem();
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    int *pos = reinterpret_cast<int *>(sm + Smem<kRows>::kv);       // inside the ring of every layout
+    const int total = Sched<kRows>::start_positions(p, c, pos);
+    const int span = (total + c.grid - 1) / c.grid;
+    if (span <= kQuadSpan) {
+        if (kOctTotal * total <= c.grid)
+            cta_walk<kOct>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
+        else
+            cta_walk<kQuad>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    }
+    else
+        cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
+}
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
 {
@@ -953,19 +984,16 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params 
     __shared__ Sched<Unit::Quad64> quad_sched[4];
     __shared__ Sched<Unit::Oct64> oct_sched[4];
     __shared__ PieceState ps[4];
-    unsigned char *sm = aligned_smem();
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<Unit::Rows64>::kv); // inside the ring of every layout
-    const int total = Sched<Unit::Rows64>::start_positions(p, c, pos);
-    const int span = (total + c.grid - 1) / c.grid;
-    if (span <= kQuadSpan) {
-        if (kOctTotal * total <= c.grid)
-            cta_walk<Unit::Oct64>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
-        else
-            cta_walk<Unit::Quad64>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
-    }
-    else
-        cta_walk<Unit::Rows64>(p, ws, c, sched, ps, sm, wg, pos, total);
+    cta_short_cuts<Unit::Rows64, Unit::Quad64, Unit::Oct64>(p, ws, c, sched, quad_sched, oct_sched, ps);
+}
+
+__global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_32(vb_verify_params p, void *ws, SchedConfig c)
+{
+    __shared__ Sched<Unit::Rows32> sched[4];
+    __shared__ Sched<Unit::Quad32> quad_sched[4];
+    __shared__ Sched<Unit::Oct32> oct_sched[4];
+    __shared__ PieceState ps[4];
+    cta_short_cuts<Unit::Rows32, Unit::Quad32, Unit::Oct32>(p, ws, c, sched, quad_sched, oct_sched, ps);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)
@@ -988,7 +1016,10 @@ SchedConfig config_for(const vb_verify_params &lim)
     const int64_t rows = (int64_t)lim.max_draft * lim.heads;
     c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
     const auto units = [rows](int unit_rows) { return (rows + unit_rows - 1) / unit_rows; };
-    c.rows = rows <= kFewRows ? kFewRows : units(kMidRows) == units(kMaxRows) ? kMidRows : kMaxRows;
+    c.rows = rows <= kFewRows                         ? kFewRows
+             : rows <= kSmallRows                     ? kSmallRows
+             : units(kMidRows) == units(kMaxRows) ? kMidRows
+                                                  : kMaxRows;
     c.row_tiles = rows > 0 ? (int)units(c.rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
@@ -998,7 +1029,10 @@ SchedConfig config_for(const vb_verify_params &lim)
 // The kernel of a cut's unit size.
 decltype(&wgmma_kernel_72) kernel_for(const SchedConfig &c)
 {
-    return c.rows == kFewRows ? wgmma_kernel_16 : c.rows == kMidRows ? wgmma_kernel_64 : wgmma_kernel_72;
+    return c.rows == kFewRows     ? wgmma_kernel_16
+           : c.rows == kSmallRows ? wgmma_kernel_32
+           : c.rows == kMidRows   ? wgmma_kernel_64
+                                  : wgmma_kernel_72;
 }
 
 size_t workspace_bytes(const vb_verify_params *lim)
@@ -1040,7 +1074,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
     const auto kernel = kernel_for(c);
     static bool set = false; // host-side attributes, every unit size's kernel at once: allowed while a capture is open
     if (!set) {
-        for (const auto k : {wgmma_kernel_16, wgmma_kernel_64, wgmma_kernel_72})
+        for (const auto k : {wgmma_kernel_16, wgmma_kernel_32, wgmma_kernel_64, wgmma_kernel_72})
             if (cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemAlloc))
                 return e;
         set = true;

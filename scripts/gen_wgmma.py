@@ -13,6 +13,7 @@ SHAPES = [  # (N, transpose A)
     (72, 1),  # Oᵀ = Vᵀ·Pᵀ
     (16, 1),  # Oᵀ at N = 16: a 16-row unit, a CTA's 9 rows of a 72-row octet or 16 of a 64-row quad
     (64, 1),  # Oᵀ of a 64-row mla_wgmma unit
+    (32, 1),  # Oᵀ of a 32-row mla_wgmma unit
     (40, 1),  # Oᵀ of a CTA's 36-row half of a 72-row unit (mla_wgmma's row pairs)
     (24, 1),  # Oᵀ of a CTA's 18-row quarter of a 72-row unit (mla_wgmma's quads)
     (8, 1),  # Oᵀ of a CTA's 8-row eighth of a 64-row unit (mla_wgmma's octets)

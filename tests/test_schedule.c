@@ -62,10 +62,11 @@ static void test_random_batches(void)
             t[b] = tk == 0 ? 0 : tk == 5 ? 64 : vb_prng_range(&rng, 1, 16);
         }
         vb_sched_config cfg;
-        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma: 72 rows on 1, 2, 4 or 8 CTAs a span, 64 on 1, 4 or 8 */
-            const int groups72[] = {1, 2, 4, 8}, groups64[] = {1, 4, 8};
-            cfg = vb_prng_range(&rng, 0, 1) ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)]}
-                                            : (vb_sched_config){64, 64, 3, 1, 132, groups64[vb_prng_range(&rng, 0, 2)]};
+        if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma: 72 rows on 1, 2, 4 or 8 CTAs a span, 64 and 32 on 1, 4 or 8, 16 on 1 */
+            const int groups72[] = {1, 2, 4, 8}, groups[] = {1, 4, 8}, kind = (int)vb_prng_range(&rng, 0, 3);
+            cfg = kind == 0   ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)]}
+                  : kind == 3 ? (vb_sched_config){64, 16, 3, 1, 132, 1}
+                              : (vb_sched_config){64, kind == 1 ? 64 : 32, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)]};
         }
         else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
             const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
