@@ -21,7 +21,8 @@
 //   cuobjdump -sass.) A third instantiation runs units of 64 rows when a request
 //   needs no more of them than of 72 (17-64 rows; 512 rows as 8 units of 64 rather than 7 of 72
 //   and one of 8 that costs a whole unit's MMAs): A/B, tree-eagle64 110.6 → 104.1 µs, 16-token
-//   chain 47.2 → 44.6, 8-node EAGLE tree 35.8 → 34.0 (results/h200/NOTES.md, eleventh).
+//   chain 47.2 → 44.6, 8-node EAGLE tree 35.8 → 34.0 (results/h200/NOTES.md, eleventh). A
+//   fourth runs units of 32 rows when a request has 17-32 (2-3 heads of a 9-token tree).
 // - Row pairs, for short launches only: the 72-row kernel also holds a 36-row instantiation
 //   (N = 40) and picks it on the device when the cut is short (kPairSpan): CTAs 2g and 2g + 1
 //   then take span g of a cut over half the grid, rows 0-35 and 36-71 of each unit, and write
@@ -31,7 +32,7 @@
 //   operand from shared memory, and at long contexts the pair is up to 1.3× slower (kPairSpan).
 //   The shortest launches go further, to quads: four CTAs a unit, 18 rows each (N = 24,
 //   kQuadSpan), and when the cut is shorter still to octets: eight CTAs of 9 rows (N = 16,
-//   kOctTotal). The 64-row kernel takes quads and octets too, but not pairs (wgmma_kernel_64).
+//   kOctTotal). The 64- and 32-row kernels take quads and octets too, but not pairs (wgmma_kernel_64).
 // - Shared memory holds every operand in the 128-byte-swizzled K-major layout wgmma reads:
 //   q as 9 k-blocks of [72 rows][64 dims] (83 KB, loaded once per piece), Pᵀ as [72 rows]
 //   [64 keys] (9 KB), and the KV as a ring of 16 k-blocks of [64 keys][64 dims] (8 KB each).
@@ -114,8 +115,9 @@ constexpr int kMaxRows = 72, kMidRows = 64, kSmallRows = 32, kFewRows = 16; // r
 // partial slots') and the CTAs that share it (halves), each computing `share` of its rows at
 // N = n, the share rounded up to a multiple of 8 (the N of its Sᵀ and Oᵀ MMAs). Besides its own
 // units the 72-row kernel runs them on a CTA pair (36 rows a CTA, N = 40), a quad (18, N = 24)
-// or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal), and the
-// 64-row kernel on a quad (16 rows a CTA, N = 16) or an octet (8, N = 8).
+// or an octet (9, N = 16) when a launch is short (kPairSpan, kQuadSpan, kOctTotal), the 64-row
+// kernel on a quad (16 rows a CTA, N = 16) or an octet (8, N = 8), and the 32-row kernel on a
+// quad (8, N = 8) or an octet (4, N = 8).
 enum class Unit { Rows72, Rows64, Rows32, Rows16, Pair72, Quad72, Oct72, Quad64, Oct64, Quad32, Oct32 };
 template <Unit kU> struct UnitOf {
     static constexpr bool mid = kU == Unit::Rows64 || kU == Unit::Quad64 || kU == Unit::Oct64;
@@ -945,6 +947,13 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
 // 32) up to kPairSpan were slower than the one-CTA walk (2 heads, bs 8 × 4096: 1.147; bs 1 ×
 // 32k: 1.093; tree-eagle8 1.054). The octets alone, in a branch of their own, were laid out
 // before the one-CTA walk, which ran 3-6% slower (tree-eagle8 1.056, tree-eagle64 1.039).
+// The 32-row kernel (17-32 rows a request) holds the same three walks: one CTA at N = 32 with
+// the pairs' 21-block ring, quads of 8 rows and octets of 4 (both N = 8). Before it those
+// requests ran in the 64-row kernel, where 18 rows filled only two CTAs of a quad. A/B at 2
+// heads (results/h200/NOTES.md, twenty-ninth; the 8 `few-heads` records): geomean 0.944, bs 8 ×
+// 4096 27.7 → 23.5 µs, bs 1 × 32k 27.4 → 24.5, bs 8 × 512 18.1 → 16.5, the octets' 1-token
+// launches unchanged (1.004-1.014). With its one-CTA walk alone it measured 0.979: 13-15% slower
+// at the 1- and 512-token launches, which then lacked the octets.
 // Where the 64- and 32-row kernels' prefix array lies: inside the ring of each of their layouts.
 template <Unit kRows, Unit kQuad, Unit kOct> constexpr bool prefix_in_rings()
 {
@@ -1007,9 +1016,9 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
 
 // The cut of a launch of these limits. Units of 16 rows when every request's rows fit (a
 // 2-token tree at 8 heads, a 9-token one at 1 head), so that Sᵀ, the softmax and Oᵀ run at
-// N = 16; of 64 when a request needs no more units of 64 than of 72 (512 rows: 8 units of 64
-// instead of 7 of 72 and one of 8 that costs a whole unit's MMAs); of 72 otherwise (fewer units
-// are fewer passes over the KV).
+// N = 16; of 32 when they fit there (N = 32); of 64 when a request needs no more units of 64
+// than of 72 (512 rows: 8 units of 64 instead of 7 of 72 and one of 8 that costs a whole unit's
+// MMAs); of 72 otherwise (fewer units are fewer passes over the KV).
 SchedConfig config_for(const vb_verify_params &lim)
 {
     SchedConfig c;
