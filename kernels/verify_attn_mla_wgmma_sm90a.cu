@@ -19,7 +19,7 @@
 //   the 72-row launches 1-6% (the same NOTES), so the choice is the host's, from the limits.
 //   (The 72-row kernel's SASS stayed the single-size kernel's then: md5 of the normalised
 //   cuobjdump -sass.) A third instantiation runs units of 64 rows when a request
-//   needs no more of them than of 72 (17-64 rows; 512 rows as 8 units of 64 rather than 7 of 72
+//   needs no more of them than of 72 (33-64 rows; 512 rows as 8 units of 64 rather than 7 of 72
 //   and one of 8 that costs a whole unit's MMAs): A/B, tree-eagle64 110.6 → 104.1 µs, 16-token
 //   chain 47.2 → 44.6, 8-node EAGLE tree 35.8 → 34.0 (results/h200/NOTES.md, eleventh). A
 //   fourth runs units of 32 rows when a request has 17-32 (2-3 heads of a 9-token tree).
@@ -939,14 +939,14 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
         cta_walk<Unit::Rows72>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
-// The 64-row kernel (17-64 rows a request) takes quads (16 rows a CTA, N = 16) and octets (8,
-// N = 8) at the 72-row kernel's thresholds, but no pairs. A/B against the kernel of one walk
-// (results/h200/NOTES.md, twenty-ninth; 57 records): bs 1 × 1 at 2 heads 16.3 → 11.7 µs, at 4
-// heads 16.8 → 11.8, bs 8 × 1 at 4 heads 17.8 → 12.9, `widths` (quads) 23.5 → 19.5; the one-CTA
-// walk unchanged (tree-eagle64 1.007, tree-eagle8 0.995); geomean 0.956. Pairs of 32 rows (N =
-// 32) up to kPairSpan were slower than the one-CTA walk (2 heads, bs 8 × 4096: 1.147; bs 1 ×
-// 32k: 1.093; tree-eagle8 1.054). The octets alone, in a branch of their own, were laid out
-// before the one-CTA walk, which ran 3-6% slower (tree-eagle8 1.056, tree-eagle64 1.039).
+// The 64-row kernel (33-64 rows a request, 17-64 when measured) takes quads (16 rows a CTA, N = 16)
+// and octets (8, N = 8) at the 72-row kernel's thresholds, but no pairs. A/B against the kernel of
+// one walk (results/h200/NOTES.md, twenty-ninth; 57 records): bs 1 × 1 at 2 heads 16.3 → 11.7 µs,
+// at 4 heads 16.8 → 11.8, bs 8 × 1 at 4 heads 17.8 → 12.9, `widths` (quads) 23.5 → 19.5; the
+// one-CTA walk unchanged (tree-eagle64 1.007, tree-eagle8 0.995); geomean 0.956. Pairs of 32 rows
+// (N = 32) up to kPairSpan were slower than the one-CTA walk (2 heads, bs 8 × 4096: 1.147; bs 1 ×
+// 32k: 1.093; tree-eagle8 1.054). The octets alone, in a branch of their own, were laid out before
+// the one-CTA walk, which ran 3-6% slower (tree-eagle8 1.056, tree-eagle64 1.039).
 // The 32-row kernel (17-32 rows a request) holds the same three walks: one CTA at N = 32 with
 // the pairs' 21-block ring, quads of 8 rows and octets of 4 (both N = 8). Before it those
 // requests ran in the 64-row kernel, where 18 rows filled only two CTAs of a quad. A/B at 2
