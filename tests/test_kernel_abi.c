@@ -31,10 +31,11 @@ static size_t wgmma_workspace(const vb_kernel *k, int heads, int max_draft)
     return k->workspace_bytes(&p);
 }
 
-/* mla_wgmma's unit size follows the launch's limits: 16 rows when no request has more, 64 when
- * a request needs no more units of 64 than of 72, 72 otherwise. Its workspace is one plan block
- * (the same at these limits) plus partials proportional to the unit's rows, so the differences
- * between the sizes give the ratios of the unit sizes: (64 - 16) : (72 - 16) = 48 : 56. */
+/* mla_wgmma's unit size follows the launch's limits: 16 rows when no request has more, 32 when
+ * none has more than 32, 64 when a request needs no more units of 64 than of 72, 72 otherwise.
+ * Its workspace is one plan block (the same at these limits) plus partials proportional to the
+ * unit's rows, so the differences between the sizes give the ratios of the unit sizes:
+ * (32 - 16) : (64 - 16) : (72 - 16) = 16 : 48 : 56. */
 static void wgmma_unit_rows_follow_limits(void)
 {
     for (size_t k = 0; k < vb_kernel_count; k++) {
@@ -42,14 +43,16 @@ static void wgmma_unit_rows_follow_limits(void)
         if (strcmp(kern->name, "mla_wgmma") || !kern->workspace_bytes)
             continue;
         const size_t ws16 = wgmma_workspace(kern, 8, 2);   /* 16 rows: units of 16 */
-        const size_t ws17 = wgmma_workspace(kern, 1, 17);  /* 17 rows: one unit of 64 */
+        const size_t ws17 = wgmma_workspace(kern, 1, 17);  /* 17 rows: one unit of 32 */
+        const size_t ws33 = wgmma_workspace(kern, 1, 33);  /* 33 rows: one unit of 64 */
         const size_t ws65 = wgmma_workspace(kern, 1, 65);  /* 65 rows: one unit of 72, not two of 64 */
         const size_t ws512 = wgmma_workspace(kern, 8, 64); /* 512 rows: eight units of 64 */
         const size_t ws576 = wgmma_workspace(kern, 64, 9); /* 576 rows: eight units of 72, not nine of 64 */
-        CHECK_MSG(ws16 > 0 && ws16 < ws17 && (ws17 - ws16) * 56 == (ws65 - ws16) * 48,
-                  "mla_wgmma workspace: %zu B at 16 rows, %zu at 17, %zu at 65", ws16, ws17, ws65);
-        CHECK_MSG(ws512 == ws17 && ws576 == ws65, "mla_wgmma workspace: %zu B at 512 rows (%zu at 17), %zu at 576 (%zu at 65)",
-                  ws512, ws17, ws576, ws65);
+        CHECK_MSG(ws16 > 0 && ws16 < ws17 && (ws17 - ws16) * 48 == (ws33 - ws16) * 16 &&
+                      (ws33 - ws16) * 56 == (ws65 - ws16) * 48,
+                  "mla_wgmma workspace: %zu B at 16 rows, %zu at 17, %zu at 33, %zu at 65", ws16, ws17, ws33, ws65);
+        CHECK_MSG(ws512 == ws33 && ws576 == ws65, "mla_wgmma workspace: %zu B at 512 rows (%zu at 33), %zu at 576 (%zu at 65)",
+                  ws512, ws33, ws576, ws65);
     }
 }
 
