@@ -987,6 +987,9 @@ __device__ __forceinline__ void cta_short_cuts(const vb_verify_params &p, void *
         cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
 }
 
+// Two kernels rather than one __global__ template over the unit kinds: as a template, ptxas
+// compiled both differently (spills 60 / 88 and 40 / 60 B instead of 68 / 104 and 56 / 92),
+// code that has not been measured.
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params p, void *ws, SchedConfig c)
 {
     __shared__ Sched<Unit::Rows64> sched[4];
