@@ -123,10 +123,9 @@ template <Unit kU> struct UnitOf {
     static constexpr bool mid = kU == Unit::Rows64 || kU == Unit::Quad64 || kU == Unit::Oct64;
     static constexpr bool small = kU == Unit::Rows32 || kU == Unit::Quad32 || kU == Unit::Oct32;
     static constexpr int rows = mid ? kMidRows : small ? kSmallRows : kU == Unit::Rows16 ? kFewRows : kMaxRows;
-    static constexpr int halves = kU == Unit::Pair72                         ? 2
-                                  : kU == Unit::Quad72 || kU == Unit::Quad64 || kU == Unit::Quad32 ? 4
-                                  : kU == Unit::Oct72 || kU == Unit::Oct64 || kU == Unit::Oct32    ? 8
-                                                                             : 1;
+    static constexpr bool quad = kU == Unit::Quad72 || kU == Unit::Quad64 || kU == Unit::Quad32;
+    static constexpr bool octet = kU == Unit::Oct72 || kU == Unit::Oct64 || kU == Unit::Oct32;
+    static constexpr int halves = kU == Unit::Pair72 ? 2 : quad ? 4 : octet ? 8 : 1;
     static constexpr int share = rows / halves;
     static constexpr int n = (share + 7) / 8 * 8;
 };
@@ -139,7 +138,9 @@ template <Unit kU> struct UnitOf {
 // tree 0.976 / 0.987. The 72- and 16-row kernels' SASS is unchanged (md5). A row pair's CTA
 // holds 40 rows of q (46 KB) and fits 21 blocks: tile t+1's positions reuse tile t-1's (q >= 3)
 // and t-2's, so neither its Sᵀ nor its copies wait for tile t (no prefetch to L2 needed); a
-// quad's CTA (24 rows of q) keeps the same 21.
+// quad's CTA (24 rows of q) keeps the same 21, and so does a 32-row unit (37 KB of q): with its
+// one-CTA walk alone, against the 64-row kernel, geomean 0.982 over 20 records (16 at 2 heads)
+// against 0.998 with 16 blocks (results/h200/NOTES.md, twenty-ninth).
 template <Unit kU>
 constexpr int kRing = UnitOf<kU>::halves > 1 || kU == Unit::Rows32 ? 21 : kU == Unit::Rows64 ? 17 : 16;
 // A tile's k-blocks enter the ring rope block first (position 0: dims 512-575, which only Sᵀ
