@@ -909,12 +909,43 @@ constexpr int kPairSpan = 5, kQuadSpan = 1;
 // before the quads', ptxas laid the octets out first and the one-CTA walk 52 KB later; the
 // same layout effect cost mla_onepass's one-CTA walk 2-6%, NOTES.md, twenty-eighth).
 constexpr int kOctTotal = 4;
-static_assert(Smem<Unit::Rows72>::kv >= Smem<Unit::Pair72>::kv && Smem<Unit::Rows72>::kv >= Smem<Unit::Quad72>::kv &&
-                  Smem<Unit::Rows72>::kv >= Smem<Unit::Oct72>::kv &&
-                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Pair72>::bars &&
-                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Quad72>::bars &&
-                  Smem<Unit::Rows72>::kv + 4 * (kMaxBatch + 1) <= Smem<Unit::Oct72>::bars,
-              "the 72-row kernel's prefix array lies in the ring of each of its layouts");
+
+// Where a kernel's prefix array lies: inside the ring of each of its layouts.
+template <Unit kRows, Unit kPair, Unit kQuad, Unit kOct> constexpr bool prefix_in_rings()
+{
+    constexpr int end = Smem<kRows>::kv + 4 * (kMaxBatch + 1);
+    return Smem<kRows>::kv >= Smem<kPair>::kv && Smem<kRows>::kv >= Smem<kQuad>::kv &&
+           Smem<kRows>::kv >= Smem<kOct>::kv && end <= Smem<kPair>::bars && end <= Smem<kQuad>::bars &&
+           end <= Smem<kOct>::bars;
+}
+static_assert(prefix_in_rings<Unit::Rows72, Unit::Pair72, Unit::Quad72, Unit::Oct72>() &&
+                  prefix_in_rings<Unit::Rows64, Unit::Rows64, Unit::Quad64, Unit::Oct64>() &&
+                  prefix_in_rings<Unit::Rows32, Unit::Rows32, Unit::Quad32, Unit::Oct32>(),
+              "every kernel's prefix array lies in the ring of each of its layouts");
+
+// A CTA of the 72-, 64- or 32-row kernel: its units on one CTA or, when a launch is short, on a
+// quad or an octet (kQuadSpan, kOctTotal) or a pair (kPairSpan; kPair == kRows: no pairs).
+template <Unit kRows, Unit kPair, Unit kQuad, Unit kOct>
+__device__ __forceinline__ void cta_cuts(const vb_verify_params &p, void *ws, const SchedConfig &c, Sched<kRows> *sched,
+                                         Sched<kPair> *pair_sched, Sched<kQuad> *quad_sched, Sched<kOct> *oct_sched,
+                                         PieceState *ps)
+{
+    unsigned char *sm = aligned_smem();
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
+    int *pos = reinterpret_cast<int *>(sm + Smem<kRows>::kv);       // inside the ring of every layout
+    const int total = Sched<kRows>::start_positions(p, c, pos);
+    const int span = (total + c.grid - 1) / c.grid;
+    if (span <= kQuadSpan) {
+        if (kOctTotal * total <= c.grid)
+            cta_walk<kOct>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
+        else
+            cta_walk<kQuad>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
+    }
+    else if (kPair != kRows && span <= kPairSpan)
+        cta_walk<kPair>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
+    else
+        cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
+}
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params p, void *ws, SchedConfig c)
 {
@@ -923,21 +954,8 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
     __shared__ Sched<Unit::Quad72> quad_sched[4];
     __shared__ Sched<Unit::Oct72> oct_sched[4];
     __shared__ PieceState ps[4];
-    unsigned char *sm = aligned_smem();
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<Unit::Rows72>::kv); // inside the ring of every layout
-    const int total = Sched<Unit::Rows72>::start_positions(p, c, pos);
-    const int span = (total + c.grid - 1) / c.grid;
-    if (span <= kQuadSpan) {
-        if (kOctTotal * total <= c.grid)
-            cta_walk<Unit::Oct72>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
-        else
-            cta_walk<Unit::Quad72>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
-    }
-    else if (span <= kPairSpan)
-        cta_walk<Unit::Pair72>(p, ws, c, pair_sched, ps, sm, wg, pos, total);
-    else
-        cta_walk<Unit::Rows72>(p, ws, c, sched, ps, sm, wg, pos, total);
+    cta_cuts<Unit::Rows72, Unit::Pair72, Unit::Quad72, Unit::Oct72>(p, ws, c, sched, pair_sched, quad_sched, oct_sched,
+                                                                    ps);
 }
 
 // The 64-row kernel (33-64 rows a request, 17-64 when measured) takes quads (16 rows a CTA, N = 16)
@@ -955,39 +973,6 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_72(vb_verify_params 
 // 4096 27.7 → 23.5 µs, bs 1 × 32k 27.4 → 24.5, bs 8 × 512 18.1 → 16.5, the octets' 1-token
 // launches unchanged (1.004-1.014). With its one-CTA walk alone it measured 0.979: 13-15% slower
 // at the 1- and 512-token launches, which then lacked the octets.
-// Where the 64- and 32-row kernels' prefix array lies: inside the ring of each of their layouts.
-template <Unit kRows, Unit kQuad, Unit kOct> constexpr bool prefix_in_rings()
-{
-    constexpr int end = Smem<kRows>::kv + 4 * (kMaxBatch + 1);
-    return Smem<kRows>::kv >= Smem<kQuad>::kv && Smem<kRows>::kv >= Smem<kOct>::kv && end <= Smem<kQuad>::bars &&
-           end <= Smem<kOct>::bars;
-}
-static_assert(prefix_in_rings<Unit::Rows64, Unit::Quad64, Unit::Oct64>() &&
-                  prefix_in_rings<Unit::Rows32, Unit::Quad32, Unit::Oct32>(),
-              "the 64- and 32-row kernels' prefix array lies in the ring of each of their layouts");
-
-// A CTA of the 64- or 32-row kernel: its units on one CTA, or at short launches on a quad or an
-// octet, with the 72-row kernel's thresholds.
-template <Unit kRows, Unit kQuad, Unit kOct>
-__device__ __forceinline__ void cta_short_cuts(const vb_verify_params &p, void *ws, const SchedConfig &c,
-                                               Sched<kRows> *sched, Sched<kQuad> *quad_sched, Sched<kOct> *oct_sched,
-                                               PieceState *ps)
-{
-    unsigned char *sm = aligned_smem();
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); // warp-uniform for ptxas
-    int *pos = reinterpret_cast<int *>(sm + Smem<kRows>::kv);       // inside the ring of every layout
-    const int total = Sched<kRows>::start_positions(p, c, pos);
-    const int span = (total + c.grid - 1) / c.grid;
-    if (span <= kQuadSpan) {
-        if (kOctTotal * total <= c.grid)
-            cta_walk<kOct>(p, ws, c, oct_sched, ps, sm, wg, pos, total);
-        else
-            cta_walk<kQuad>(p, ws, c, quad_sched, ps, sm, wg, pos, total);
-    }
-    else
-        cta_walk<kRows>(p, ws, c, sched, ps, sm, wg, pos, total);
-}
-
 // Two kernels rather than one __global__ template over the unit kinds: as a template, ptxas
 // compiled both differently (spills 60 / 88 and 40 / 60 B instead of 68 / 104 and 56 / 92),
 // code that has not been measured.
@@ -997,7 +982,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_64(vb_verify_params 
     __shared__ Sched<Unit::Quad64> quad_sched[4];
     __shared__ Sched<Unit::Oct64> oct_sched[4];
     __shared__ PieceState ps[4];
-    cta_short_cuts<Unit::Rows64, Unit::Quad64, Unit::Oct64>(p, ws, c, sched, quad_sched, oct_sched, ps);
+    cta_cuts<Unit::Rows64, Unit::Rows64, Unit::Quad64, Unit::Oct64>(p, ws, c, sched, sched, quad_sched, oct_sched, ps);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_32(vb_verify_params p, void *ws, SchedConfig c)
@@ -1006,7 +991,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_32(vb_verify_params 
     __shared__ Sched<Unit::Quad32> quad_sched[4];
     __shared__ Sched<Unit::Oct32> oct_sched[4];
     __shared__ PieceState ps[4];
-    cta_short_cuts<Unit::Rows32, Unit::Quad32, Unit::Oct32>(p, ws, c, sched, quad_sched, oct_sched, ps);
+    cta_cuts<Unit::Rows32, Unit::Rows32, Unit::Quad32, Unit::Oct32>(p, ws, c, sched, sched, quad_sched, oct_sched, ps);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params p, void *ws, SchedConfig c)
