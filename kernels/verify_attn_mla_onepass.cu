@@ -34,10 +34,10 @@
 //   when the caller does not promise prefix_visible (SGLang's layout promises it).
 // - Splits: mla_schedule.cuh cuts the batch into equal spans per SM on the device; a unit
 //   inside one span writes o and lse directly, a cut one leaves partials for the combine.
-// - Short launches (72-row units, when the cut's spans are at most kPairSpan positions): a unit
-//   goes to a group of CTAs, four (18 rows each) or two (36 rows each), over a span as many
-//   times longer, so a short piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows
-//   (see kQuadSpan).
+// - Short launches (72-row units when the cut's spans are at most kPairSpan positions, 40-64
+//   rows when its positions are at most half the CTAs): a unit goes to a group of CTAs, four
+//   (a quarter of its rows each) or two (a half), over a span as many times longer, so a short
+//   piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows (see kQuadSpan).
 // Shared memory: Smem<9>::bytes = 101,328 B (98.95 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
@@ -122,12 +122,12 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepass {
+template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
-    // all of them, or a quarter or half of a 72-row unit on a CTA quad or pair (kQuadN8, kPairN8).
-    static constexpr int kUnitRows = kHalves > 1 ? 8 * kMaxN8 : kRows;
+    // all of them, or a quarter or half of them on a CTA quad or pair (ShortCuts).
+    static constexpr int kUnitRows = 8 * kUnitN8;
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
     static_assert(!L::kSpread || kSW == kWarps, "the spread tile's six helpers and two owners are all 8 warps");
@@ -699,12 +699,12 @@ template <int kN8, int kSW, int kHalves = 1, bool kQDirect = false> struct Onepa
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <int kN8, int kSW, int kHalves, bool kQDirect = false>
+template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kSW, kHalves, kQDirect>;
+    using Op = Onepass<kN8, kSW, kUnitN8, kHalves, kQDirect>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
@@ -750,30 +750,42 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // CTA and tile, but every KV tile read by each CTA of the group (all but the first from L2).
 // When the one-CTA cut would give every CTA at most kQuadSpan positions (c0 and tiles), four
 // CTAs a unit (18 rows each, 3 n8 tiles: 24, the last 6 repeat a row); at most kPairSpan, two
-// (36 rows each, kPairN8 n8 tiles: 40). Builds that took quads or pairs at every span, A/B
-// against the one-CTA cut (results/h200/NOTES.md, twenty-fifth; span in parentheses): bs 1 ×
-// 512 (1) 0.674 and 0.819, bs 8 × 512 (2) 0.833 and 0.852, bs 8 × 4096 (9) 1.31 and 1.08, bs 8 ×
-// 23k (44) 1.92 and 1.38. A sweep of quads up to span 3 and pairs up to 5 (same NOTES): bs 8 ×
-// 1024 (3, quads) 0.928, bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995.
-// Those bounds lost 5% on a short launch holding one long request (`graph-bucket16`'s batch3,
-// span 3) and on eight row tiles a request (`paths-heads64-eight-row-tiles`, span 5); quads up
-// to 2 and pairs up to 4, against them (NOTES.md, twenty-sixth; 17 records, geomean 0.985):
-// batch3 0.914, the 16-request bucket (span 3) 0.915, eight row tiles 0.968, bs 8 × 1024 (now
-// pairs) 0.977, bs 8 × 2048 (now one CTA) 1.014. When the cut's positions are at most half
-// the CTAs (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly
-// (kQDirect). That test sits inside the quads' branch: as a branch of its own before it, ptxas
-// laid the direct walk out first and the one-CTA walk 40 KB later, and the one-CTA launches ran
-// 2-6% slower (NOTES.md, twenty-eighth). As it is, A/B against the copy alone (33 records):
-// geomean 0.992, bs 1 × 512 15.6 → 14.8 µs, bs 1 × 1 and bs 8 × 21 0.92, the copy quads and the
-// pairs 1-2.5% slower (their code now lies after the direct walk's).
-constexpr int kQuadN8 = 3, kPairN8 = 5;
+// (36 rows each, 5 n8 tiles: 40). Builds that took quads or pairs at every span, A/B against
+// the one-CTA cut (results/h200/NOTES.md, twenty-fifth; span in parentheses): bs 1 × 512 (1)
+// 0.674 and 0.819, bs 8 × 512 (2) 0.833 and 0.852, bs 8 × 4096 (9) 1.31 and 1.08, bs 8 × 23k
+// (44) 1.92 and 1.38. A sweep of quads up to span 3 and pairs up to 5 (same NOTES): bs 8 × 1024
+// (3, quads) 0.928, bs 8 × 2048 (5, pairs) 0.986, bs 1 × 32k (8) and longer 0.988-0.995. Those
+// bounds lost 5% on a short launch holding one long request (`graph-bucket16`'s batch3, span 3)
+// and on eight row tiles a request (`paths-heads64-eight-row-tiles`, span 5); quads up to 2 and
+// pairs up to 4, against them (NOTES.md, twenty-sixth; 17 records, geomean 0.985): batch3
+// 0.914, the 16-request bucket (span 3) 0.915, eight row tiles 0.968, bs 8 × 1024 (now pairs)
+// 0.977, bs 8 × 2048 (now one CTA) 1.014. When the cut's positions are at most half the CTAs
+// (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly (kQDirect).
+// That test sits inside the quads' branch: as a branch of its own before it, ptxas laid the
+// direct walk out first and the one-CTA walk 40 KB later, and the one-CTA launches ran 2-6%
+// slower (NOTES.md, twenty-eighth). As it is, A/B against the copy alone (33 records): geomean
+// 0.992, bs 1 × 512 15.6 → 14.8 µs, bs 1 × 1 and bs 8 × 21 0.92, the copy quads and the pairs
+// 1-2.5% slower (their code now lies after the direct walk's).
+// Units of 40-64 rows (kMinGroupN8 n8 tiles and up) take the direct quads alone, a quarter of
+// their rows a CTA in ceil(n8 / 4) n8 tiles. At 4 heads (36 rows, a 40-row unit; NOTES.md,
+// thirtieth) the direct quads ran bs 1 × 1 16.5 → 12.4 µs and bs 1 × 512 17.8 → 13.8, but the
+// quads with the q copy lost at span 2 (bs 1 × 4096 1.076, bs 8 × 512 1.057, the two-row-tile
+// `mask-hidden-heads16` 1.098): a CTA of a 40-row unit computes 5 n8 tiles alone, against 9
+// at 72 rows, so four times the tiles buy less. Units of up to 32 rows keep the one-CTA walk.
+constexpr int kMinGroupN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
+
+template <int kUnitN8> struct ShortCuts {
+    static constexpr int kQuadN8 = (kUnitN8 + 3) / 4, kPairN8 = (kUnitN8 + 1) / 2;
+};
 
 template <int kN8, int kSW>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
     extern __shared__ __align__(128) unsigned char smem[];
-    static_assert(4 * (kMaxBatch + 1) <= Smem<kQuadN8>::spread_bar && 4 * (kMaxBatch + 1) <= Smem<kPairN8>::spread_bar &&
+    using Cuts = ShortCuts<kN8>;
+    static_assert(4 * (kMaxBatch + 1) <= Smem<Cuts::kQuadN8>::spread_bar &&
+                      4 * (kMaxBatch + 1) <= Smem<Cuts::kPairN8>::spread_bar &&
                       4 * (kMaxBatch + 1) <= Smem<kN8>::spread_bar,
                   "the prefix array lies before the spread mbarrier of every layout");
     const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
@@ -781,17 +793,22 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
             if (2 * total <= c.grid)
-                walk<kQuadN8, kSW, 4, true>(p, ws, c, smem, total);
+                walk<Cuts::kQuadN8, kSW, kN8, 4, true>(p, ws, c, smem, total);
             else
-                walk<kQuadN8, kSW, 4>(p, ws, c, smem, total);
+                walk<Cuts::kQuadN8, kSW, kN8, 4>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
-            walk<kPairN8, kSW, 2>(p, ws, c, smem, total);
+            walk<Cuts::kPairN8, kSW, kN8, 2>(p, ws, c, smem, total);
+            return;
+        }
+    } else if constexpr (kN8 >= kMinGroupN8) {
+        if (2 * total <= c.grid) { // span 1: the direct quads alone
+            walk<Cuts::kQuadN8, kSW, kN8, 4, true>(p, ws, c, smem, total);
             return;
         }
     }
-    walk<kN8, kSW, 1>(p, ws, c, smem, total);
+    walk<kN8, kSW>(p, ws, c, smem, total);
 }
 
 // ---- host side ------------------------------------------------------------------------------

@@ -68,9 +68,10 @@ static void test_random_batches(void)
                   : kind == 3 ? (vb_sched_config){64, 16, 3, 1, 132, 1}
                               : (vb_sched_config){64, kind == 1 ? 64 : 32, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)]};
         }
-        else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads */
-            const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4};
-            cfg = (vb_sched_config){32, rows, 6, 1, 132, rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : 1};
+        else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads, 40-64 on quads */
+            const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4}, some[] = {1, 4};
+            cfg = (vb_sched_config){32, rows, 6, 1, 132,
+                                    rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : rows >= 40 ? some[vb_prng_range(&rng, 0, 1)] : 1};
         }
         cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
         if (cfg.grid < cfg.halves)
