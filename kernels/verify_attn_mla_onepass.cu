@@ -767,11 +767,14 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 // 0.992, bs 1 × 512 15.6 → 14.8 µs, bs 1 × 1 and bs 8 × 21 0.92, the copy quads and the pairs
 // 1-2.5% slower (their code now lies after the direct walk's).
 // Units of 40-64 rows (kMinGroupN8 n8 tiles and up) take the direct quads alone, a quarter of
-// their rows a CTA in ceil(n8 / 4) n8 tiles. At 4 heads (36 rows, a 40-row unit; NOTES.md,
-// thirtieth) the direct quads ran bs 1 × 1 16.5 → 12.4 µs and bs 1 × 512 17.8 → 13.8, but the
-// quads with the q copy lost at span 2 (bs 1 × 4096 1.076, bs 8 × 512 1.057, the two-row-tile
-// `mask-hidden-heads16` 1.098): a CTA of a 40-row unit computes 5 n8 tiles alone, against 9
-// at 72 rows, so four times the tiles buy less. Units of up to 32 rows keep the one-CTA walk.
+// their rows a CTA in ceil(n8 / 4) n8 tiles. A/B against the one-CTA walk alone (NOTES.md,
+// thirtieth; 42 records, geomean 0.913): at 4 heads (36 rows, a 40-row unit) bs 1 × 1 16.5 →
+// 11.8 µs, bs 1 × 512 17.8 → 13.6, and 48-64-row chains at 8 heads 0.63-0.73 at their 1- and
+// 512-token launches; the one-CTA walk of these units 2% slower (its code now lies after the
+// quads'). A first build that also gave them the copy quads and the pairs lost at span 2 (bs 1
+// × 4096 1.076, bs 8 × 512 1.057, the two-row-tile `mask-hidden-heads16` 1.098): a CTA of a
+// 40-row unit computes 5 n8 tiles alone, against 9 at 72 rows, so four times the tiles buy
+// less. Units of up to 32 rows keep the one-CTA walk.
 constexpr int kMinGroupN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
