@@ -13,10 +13,10 @@ This is how a replay's time was split between the main launch and the combine
         -k mla_wgmma -q --cold-l2 off --no-ceilings > ncu.txt
     scripts/ncu_launches.py ncu.txt
 
-Caveat, measured: with more metrics than one pass collects, ncu replays each launch and
-restores memory between passes, and even in one pass the caches between profiled launches are
-not what they are between graph replays (the combine read its partials from DRAM under the
-profiler). Durations of single-pass runs are what to read; cross-launch cache effects are not.
+Caveat: with more metrics than one pass collects, ncu replays each launch and restores memory
+between passes, so what one launch leaves in L2 for the next is not what graph replays leave
+(in a 3-pass profile the combine read all its partials from DRAM). Read durations from
+single-pass runs, and cross-launch cache effects from graph replay times, not from ncu.
 
 usage: scripts/ncu_launches.py NCU_OUTPUT [NCU_OUTPUT ...] [--json]
 """
