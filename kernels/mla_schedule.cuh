@@ -27,8 +27,9 @@
 namespace vb {
 
 struct PlanEntry {
-    int pieces; // CTAs that hold a piece of the unit (1: written to o directly)
-    int slot0;  // partial slot of the first piece
+    int pieces;            // CTAs that hold a piece of the unit (1: written to o directly)
+    unsigned short slot0;  // partial slot of the first piece (2 x grid slots: grids up to 32767 CTAs)
+    unsigned short drop;   // 1: the combine drops the unit's partial lines from L2 once merged
 };
 
 // Fixed per launch configuration: depends only on the capture limits and the device.
@@ -38,6 +39,7 @@ struct SchedConfig {
     int row_tiles;   // most row tiles of one request: ceil(max_draft * heads / rows)
     int c0;          // fixed cost of a piece, in tiles
     int min_span;    // smallest span, in tiles
+    int drop_span;   // spans longer than this stream more KV than L2 holds (drop_span_for)
 };
 
 // Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
@@ -320,6 +322,7 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedul
             // software routine on the walk's critical path.
             const int g0 = (int)first_tile / span, g1 = (int)(unit_end - 1) / span;
             pc.plan.pieces = g1 - g0 + 1;
+            pc.plan.drop = span > c.drop_span;
             pc.plan.slot0 = 2 * g0 + ((int64_t)g0 * span >= unit_start ? 0 : 1);
             pc.direct = pc.plan.pieces == 1;
             pc.plan_owner = cta == g0;
@@ -376,6 +379,21 @@ inline int device_sm_count()
                  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
         sms = 0;
     return sms;
+}
+
+// SchedConfig::drop_span for a grid of CTAs reading tiles of tile_bytes of KV: the span whose KV
+// on every CTA fills the current device's L2 (40 MB, A100's, when the query fails: its error is
+// not sticky, and is cleared). A launch that streams more leaves its partials' dirty lines to be
+// evicted, and written back to DRAM, by the next launch's stream; the combine then drops them
+// once merged. (CTA pairs and quads read one span's KV twice or four times; they run only at
+// spans far below this.)
+inline int drop_span_for(int grid, int tile_bytes)
+{
+    static int l2 = 0;
+    int dev = 0;
+    if (!l2 && (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess))
+        (void)cudaGetLastError(), l2 = 40 << 20;
+    return l2 / tile_bytes / grid;
 }
 
 // The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were
@@ -505,6 +523,26 @@ __host__ __device__ __forceinline__ bool combine_item(const vb_verify_params &p,
     return true;
 }
 
+// Drops the lines of the partials a block's listed items merged (each line is read by one block:
+// a row's whole pieces, or one slice of them for a spread row), once they are merged, so that
+// the dirty lines are never written back to DRAM (otherwise they are, when the next main
+// launch's KV stream evicts them). Kept apart from the merges, after them, so that the
+// combine's common path (no drop: short launches, where its code runs cold) keeps its code.
+template <int kDv>
+__device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const SchedConfig &c, const CombineItem *few,
+                                            const CombineItem *more, int nfew, int nmore)
+{
+    constexpr int kLineFloats = 32, kRowLines = kDv / kLineFloats, kSliceLines = kCombineSliceDims / kLineFloats;
+    for (int k = 0; k < nfew + nmore; k++) {
+        const CombineItem &it = k < nfew ? few[k] : more[k - nfew];
+        const int lines = it.slice < 0 ? kRowLines : kSliceLines, first = it.slice < 0 ? 0 : it.slice * kSliceLines;
+        for (int x = threadIdx.x; x < it.plan.pieces * lines; x += kCombineThreads) {
+            const size_t row = (size_t)piece_slot(it.plan, x / lines) * c.rows + it.rr;
+            discard_l2(w.acc + row * kDv + (first + x % lines) * kLineFloats);
+        }
+    }
+}
+
 template <int kDv>
 __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c)
 {
@@ -517,6 +555,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
     const SchedWorkspace w(ws, c, p.batch, kDv);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    if ((int)blockIdx.x >= items) // no round: the lists below are never written
+        return;
     for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
         if (threadIdx.x == 0)
             nfew = nmore = 0;
@@ -567,7 +607,15 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
             }
             __syncthreads(); // warp_acc and warp_ml are rewritten by the next item
         }
-        __syncthreads(); // the lists are rewritten by the next round
+        if (base + gridDim.x * kCombineThreads < items)
+            __syncthreads(); // the lists are rewritten by the next round
+    }
+    // The main launch decided whether the partials are dropped (the same for every unit of a
+    // launch); only the last round's are (a launch of more than one round, over 25k rows on an
+    // H200, is not one where it matters), so that the common path runs as without drops.
+    if (nfew + nmore > 0 && (nfew ? few[0] : more[0]).plan.drop) {
+        __syncthreads(); // every warp's reads of the listed pieces done
+        drop_listed<kDv>(w, c, few, more, nfew, nmore);
     }
 }
 

@@ -1,6 +1,6 @@
 // The sm_80+ instructions the tensor-core kernels are built from, one wrapper each: cp.async
 // (also with an L2 cache policy), ldmatrix, movmatrix, bf16 mma.sync m16n8k16, named barriers, mbarriers,
-// L2 prefetches and the SFU's ex2. Shared-memory operands are 32-bit shared addresses
+// L2 prefetches and discards, and the SFU's ex2. Shared-memory operands are 32-bit shared addresses
 // (smem_u32), so a kernel can compute swizzled addresses once.
 #pragma once
 
@@ -127,5 +127,9 @@ __device__ __forceinline__ void mbar_test_wait(unsigned bar, unsigned parity)
 
 // A hint that the 128-byte line at p will be read soon: fetched into L2, nothing returned.
 __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.L2 [%0];" ::"l"(p)); }
+
+// Drops the 128-byte line at p (128-byte aligned) from L2 without writing it back: its contents
+// become undefined.
+__device__ __forceinline__ void discard_l2(const void *p) { asm volatile("discard.global.L2 [%0], 128;\n" ::"l"(p) : "memory"); }
 
 } // namespace vb

@@ -839,6 +839,7 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.row_tiles = tiles;
     c.c0 = kC0;
     c.min_span = kMinSpan;
+    c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
     return c;
 }
 

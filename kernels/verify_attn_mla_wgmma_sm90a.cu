@@ -1021,6 +1021,7 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.row_tiles = rows > 0 ? (int)units(c.rows) : 1;
     c.c0 = kC0;
     c.min_span = kMinSpan;
+    c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
     return c;
 }
 

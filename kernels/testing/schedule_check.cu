@@ -48,7 +48,7 @@ bool same_piece(const Piece &x, const Piece &y)
 {
     return x.b == y.b && x.rt == y.rt && x.tile_lo == y.tile_lo && x.tile_hi == y.tile_hi && x.direct == y.direct &&
            x.slot == y.slot && x.plan_owner == y.plan_owner && x.plan.pieces == y.plan.pieces &&
-           x.plan.slot0 == y.plan.slot0;
+           x.plan.slot0 == y.plan.slot0 && x.plan.drop == y.plan.drop;
 }
 
 // Row pairs (and quads): CTAs h·g .. h·g + h - 1 must walk the same pieces (each computes a
@@ -150,7 +150,7 @@ template <int kKeys>
 int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::vector<Walked> &pieces, int plant_bug,
                   char *why, size_t n)
 {
-    std::vector<PlanEntry> plans((size_t)p.batch * c.row_tiles, PlanEntry{1 << 20, 0});
+    std::vector<PlanEntry> plans((size_t)p.batch * c.row_tiles, PlanEntry{1 << 20, 0, 0});
     for (const Walked &w : pieces)
         if (w.pc.plan_owner)
             plans[(size_t)w.pc.b * c.row_tiles + w.pc.rt] = w.pc.plan;
@@ -254,6 +254,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     SchedConfig c;
     c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
+    c.drop_span = (50 << 20) / ((int)cfg->keys_per_tile * 576 * 2) / c.grid; // an H200's L2
     switch (cfg->keys_per_tile) {
     case 64:
         return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, why, n);
