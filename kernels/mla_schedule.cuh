@@ -523,8 +523,31 @@ __host__ __device__ __forceinline__ bool combine_item(const vb_verify_params &p,
     return true;
 }
 
-// Drops the lines of the partials a block's listed items merged (each line is read by one block:
-// a row's whole pieces, or one slice of them for a spread row), once they are merged, so that
+// The 128-byte lines of the partials that item it merges: plan.pieces times `lines` of them (a
+// row's whole dims, or one slice of them for a spread row). Line x is dims col(x) .. col(x) + 31
+// of partial row row(it, rows, x), at line(acc, it, rows, x). Each line is read by one item
+// only, so by one block. (Host-callable for the schedule's self-check, which proves that
+// against the merges' own reads.)
+template <int kDv> struct MergedLines {
+    static constexpr int kLineFloats = 32, kRowLines = kDv / kLineFloats, kSliceLines = kCombineSliceDims / kLineFloats;
+    int lines, first;
+
+    __host__ __device__ explicit MergedLines(const CombineItem &it)
+        : lines(it.slice < 0 ? kRowLines : kSliceLines), first(it.slice < 0 ? 0 : it.slice * kSliceLines)
+    {
+    }
+    __host__ __device__ size_t row(const CombineItem &it, int rows, int x) const
+    {
+        return (size_t)piece_slot(it.plan, x / lines) * rows + it.rr;
+    }
+    __host__ __device__ int col(int x) const { return (first + x % lines) * kLineFloats; }
+    __host__ __device__ const float *line(const float *acc, const CombineItem &it, int rows, int x) const
+    {
+        return acc + row(it, rows, x) * kDv + col(x);
+    }
+};
+
+// Drops the lines of the partials a block's listed items merged, once they are merged, so that
 // the dirty lines are never written back to DRAM (otherwise they are, when the next main
 // launch's KV stream evicts them). Kept apart from the merges, after them, so that the
 // combine's common path (no drop: short launches, where its code runs cold) keeps its code.
@@ -532,14 +555,11 @@ template <int kDv>
 __device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const SchedConfig &c, const CombineItem *few,
                                             const CombineItem *more, int nfew, int nmore)
 {
-    constexpr int kLineFloats = 32, kRowLines = kDv / kLineFloats, kSliceLines = kCombineSliceDims / kLineFloats;
     for (int k = 0; k < nfew + nmore; k++) {
         const CombineItem &it = k < nfew ? few[k] : more[k - nfew];
-        const int lines = it.slice < 0 ? kRowLines : kSliceLines, first = it.slice < 0 ? 0 : it.slice * kSliceLines;
-        for (int x = threadIdx.x; x < it.plan.pieces * lines; x += kCombineThreads) {
-            const size_t row = (size_t)piece_slot(it.plan, x / lines) * c.rows + it.rr;
-            discard_l2(w.acc + row * kDv + (first + x % lines) * kLineFloats);
-        }
+        const MergedLines<kDv> merged(it);
+        for (int x = threadIdx.x; x < it.plan.pieces * merged.lines; x += kCombineThreads)
+            discard_l2(merged.line(w.acc, it, c.rows, x));
     }
 }
 

@@ -1,16 +1,17 @@
 /* The device schedule's cut, walked on the host (kernels/testing/schedule_check.h): on the
  * shipped shapes and on random batches, for mla_wgmma's and mla_onepass's configurations (and
  * mla_wgmma's row pairs), every tile of every unit lands in exactly one piece, no two pieces
- * share a partial slot, the combine merges every cut row once and the two CTAs of a pair walk
+ * share a partial slot, the combine merges every cut row once, drops (when the launch streams
+ * more KV than L2 holds) exactly the partial lines it merged, and the two CTAs of a pair walk
  * the same pieces; and the check does fail when a piece is dropped, two pieces share a slot,
- * the combine skips a row or a pair's CTAs disagree. */
+ * the combine skips a row or drops a line it did not merge, or a pair's CTAs disagree. */
 #include "vbtest.h"
 
 #include "prng.h"
 #include "testing/schedule_check.h"
 
-static const vb_sched_config kWgmma = {64, 72, 3, 1, 132, 1};
-static const vb_sched_config kWgmmaPairs = {64, 72, 3, 1, 132, 2}; /* short launches: row pairs */
+static const vb_sched_config kWgmma = {64, 72, 3, 1, 132, 1, 0};
+static const vb_sched_config kWgmmaPairs = {64, 72, 3, 1, 132, 2, 0}; /* short launches: row pairs */
 
 static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, const vb_sched_config *cfg, int bug,
                          long *pieces, long *cut, char *why, size_t n)
@@ -18,7 +19,7 @@ static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, co
     int64_t p[64], t[64];
     for (int b = 0; b < batch; b++)
         p[b] = prefix, t[b] = draft;
-    return vb_schedule_check(batch, p, t, heads, cfg, bug, pieces, cut, why, n);
+    return vb_schedule_check(batch, p, t, heads, cfg, bug, pieces, cut, NULL, why, n);
 }
 
 static void test_shipped_shapes(void)
@@ -51,7 +52,7 @@ static void test_random_batches(void)
 {
     vb_prng rng = vb_prng_make(20261201, 7);
     const int heads_choice[] = {1, 8, 16, 64}, grid_choice[] = {1, 2, 7, 132, 148};
-    long cases = 0, with_cut = 0, with_direct = 0, paired = 0, quads = 0, octets = 0;
+    long cases = 0, with_cut = 0, with_direct = 0, with_drop = 0, cut_kept = 0, paired = 0, quads = 0, octets = 0;
     for (int i = 0; i < 3000; i++) {
         int64_t p[64], t[64];
         const int batch = (int)vb_prng_range(&rng, 1, 64);
@@ -64,24 +65,29 @@ static void test_random_batches(void)
         vb_sched_config cfg;
         if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma: 72 rows on 1, 2, 4 or 8 CTAs a span, 64 and 32 on 1, 4 or 8, 16 on 1 */
             const int groups72[] = {1, 2, 4, 8}, groups[] = {1, 4, 8}, kind = (int)vb_prng_range(&rng, 0, 3);
-            cfg = kind == 0   ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)]}
-                  : kind == 3 ? (vb_sched_config){64, 16, 3, 1, 132, 1}
-                              : (vb_sched_config){64, kind == 1 ? 64 : 32, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)]};
+            cfg = kind == 0   ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)], 0}
+                  : kind == 3 ? (vb_sched_config){64, 16, 3, 1, 132, 1, 0}
+                              : (vb_sched_config){64, kind == 1 ? 64 : 32, 3, 1, 132, groups[vb_prng_range(&rng, 0, 2)], 0};
         }
         else { /* mla_onepass: 32-key tiles, 8 to 72 rows a unit; 72-row units also on pairs and quads, 40-64 on quads */
             const int rows = 8 * (int)vb_prng_range(&rng, 1, 9), groups[] = {1, 2, 4}, some[] = {1, 4};
             cfg = (vb_sched_config){32, rows, 6, 1, 132,
-                                    rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : rows >= 40 ? some[vb_prng_range(&rng, 0, 1)] : 1};
+                                    rows == 72 ? groups[vb_prng_range(&rng, 0, 2)] : rows >= 40 ? some[vb_prng_range(&rng, 0, 1)] : 1,
+                                    0};
         }
         cfg.grid = grid_choice[vb_prng_range(&rng, 0, 4)];
         if (cfg.grid < cfg.halves)
             cfg.grid = cfg.halves;
         if (vb_prng_range(&rng, 0, 7) == 0)
             cfg.min_span = (int)vb_prng_range(&rng, 2, 8);
+        const int drop_kind = (int)vb_prng_range(&rng, 0, 3); /* the drop threshold: an H200's, a small L2's, none */
+        cfg.drop_span = drop_kind == 1 ? (int)vb_prng_range(&rng, 1, 8) : drop_kind == 2 ? 1 << 30 : 0;
         const int heads = heads_choice[vb_prng_range(&rng, 0, 3)];
         char why[256] = "";
         long pieces = 0, cut = 0;
-        const int rc = vb_schedule_check(batch, p, t, heads, &cfg, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why);
+        long dropped = 0;
+        const int rc =
+            vb_schedule_check(batch, p, t, heads, &cfg, VB_SCHED_NO_BUG, &pieces, &cut, &dropped, why, sizeof why);
         CHECK_MSG(rc == 0, "case %d (batch %d, heads %d, %d keys, %d rows, grid %d, min_span %d, halves %d): %s", i,
                   batch, heads, cfg.keys_per_tile, cfg.rows, cfg.grid, cfg.min_span, cfg.halves, why);
         paired += cfg.halves == 2;
@@ -90,12 +96,15 @@ static void test_random_batches(void)
         cases++;
         with_cut += cut > 0;
         with_direct += pieces > cut;
+        with_drop += dropped > 0;
+        cut_kept += cut > 0 && dropped == 0;
     }
     /* Both kinds of unit and every group size were exercised, not only some. */
     CHECK_MSG(with_cut > cases / 4 && with_direct > cases / 4 && paired > cases / 32 && quads > cases / 64 &&
-                  octets > cases / 64,
-              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads, %ld on octets", cases,
-              with_cut, with_direct, paired, quads, octets);
+                  octets > cases / 64 && with_drop > cases / 16 && cut_kept > cases / 16,
+              "%ld cases: %ld with cut units, %ld with direct ones, %ld on row pairs, %ld on quads, %ld on octets, %ld "
+              "dropping partials, %ld with cut units keeping them",
+              cases, with_cut, with_direct, paired, quads, octets, with_drop, cut_kept);
 }
 
 static void test_planted_bugs(void)
@@ -121,13 +130,39 @@ static void test_planted_bugs(void)
         CHECK_MSG(rc == 1 && strstr(why, "merged"), "a dropped combine row at bs %d x %lld: rc %d, %s", batches[i],
                   (long long)prefixes[i], rc, why);
     }
+    /* The combine dropping a line it did not merge: rows of up to 32 pieces (bs 8 x 23k), spread
+     * rows (bs 1 x 200k) and rows of at most 4 (64 requests of 2000 tokens), each launch above
+     * an H200's drop threshold; and no drop at all at bs 8 x 4096 (38 MB of KV). */
+    const int64_t drop_prefixes[] = {23000, 200000, 2000};
+    const int drop_batches[] = {8, 1, 64};
+    for (int i = 0; i < 3; i++) {
+        long dropped = 0;
+        int64_t p[64], t[64];
+        for (int b = 0; b < drop_batches[i]; b++)
+            p[b] = drop_prefixes[i], t[b] = 9;
+        rc = vb_schedule_check(drop_batches[i], p, t, 8, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, &dropped, why, sizeof why);
+        CHECK_MSG(rc == 0 && dropped > 0, "bs %d x %lld: rc %d, %ld lines dropped, %s", drop_batches[i],
+                  (long long)drop_prefixes[i], rc, dropped, why);
+        rc = vb_schedule_check(drop_batches[i], p, t, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, NULL, why,
+                               sizeof why);
+        CHECK_MSG(rc == 1 && strstr(why, "drop"), "a wrong line dropped at bs %d x %lld: rc %d, %s", drop_batches[i],
+                  (long long)drop_prefixes[i], rc, why);
+    }
+    {
+        long dropped = -1;
+        int64_t p[8], t[8];
+        for (int b = 0; b < 8; b++)
+            p[b] = 4096, t[b] = 9;
+        rc = vb_schedule_check(8, p, t, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, &dropped, why, sizeof why);
+        CHECK_MSG(rc == 0 && dropped == -1, "bs 8 x 4096 drops nothing: rc %d, %ld, %s", rc, dropped, why);
+    }
     /* The CTAs of a row pair disagreeing, and the other checks still seeing the pairs' cut. */
     rc = check_uniform(8, 4096, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "pair"), "a pair's CTAs disagreeing: rc %d, %s", rc, why);
     rc = check_uniform(1, 512, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on row pairs: rc %d, %s", rc, why);
     /* The same on mla_onepass's quads: a quad's last CTA disagreeing, a shared slot. */
-    const vb_sched_config quads = {32, 72, 6, 1, 132, 4};
+    const vb_sched_config quads = {32, 72, 6, 1, 132, 4, 0};
     CHECK(check_uniform(1, 512, 9, 8, &quads, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 0);
     rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "quad"), "a quad's CTAs disagreeing: rc %d, %s", rc, why);
@@ -148,7 +183,7 @@ static void test_refusals(void)
     int64_t p[64], t[64];
     for (int b = 0; b < 64; b++)
         p[b] = 2000000000, t[b] = 64;
-    CHECK(vb_schedule_check(64, p, t, 64, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
+    CHECK(vb_schedule_check(64, p, t, 64, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, NULL, why, sizeof why) == 2);
     CHECK_MSG(strstr(why, "positions") != NULL, "%s", why);
 }
 

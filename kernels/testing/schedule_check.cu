@@ -143,12 +143,68 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
     return 0;
 }
 
+// With the drop bit set, the lines the combine drops after merging (MergedLines, as drop_listed
+// walks each listed item's) against the lines each item's merge reads, derived here from
+// PieceMerge::read's addressing: piece k's row piece_slot(plan, k) * rows + rr, all of d_v for a
+// row of one block (a warp a half row or a slice) and the item's slice for a spread row. Each
+// line must be read by one item only and dropped once, by the item that read it (so by the block
+// that merged it), and every line read must be dropped. Every item is checked as if it were in
+// the last round; the combine drops only the last round's, a subset.
+int check_dropped_lines(const vb_verify_params &p, const SchedConfig &c, const std::vector<PlanEntry> &plans,
+                        int plant_bug, long *dropped_out, char *why, size_t n)
+{
+    constexpr int kDv = kCombineSlices * kCombineSliceDims, kLine = 32; // floats in a 128-byte line
+    const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    const size_t lines = (size_t)2 * c.grid * c.rows * kDv / kLine;
+    std::vector<int> reader(lines, -1);
+    std::vector<char> dropped(lines, 0);
+    long count = 0;
+    for (int i = 0; i < items; i++) { // the lines each item's merge reads
+        CombineItem it;
+        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+            continue;
+        const int d0 = it.slice < 0 ? 0 : it.slice * kCombineSliceDims, dims = it.slice < 0 ? kDv : kCombineSliceDims;
+        for (int k = 0; k < it.plan.pieces; k++)
+            for (int d = d0; d < d0 + dims; d += kLine) {
+                const size_t line = (((size_t)piece_slot(it.plan, k) * c.rows + it.rr) * kDv + d) / kLine;
+                if (line >= lines || reader[line] >= 0)
+                    return fail(why, n, 1, "partial line %ld is read by items %ld and %ld", (long)line, reader[line], i);
+                reader[line] = i;
+            }
+    }
+    bool planted = false;
+    for (int i = 0; i < items; i++) { // the lines it drops
+        CombineItem it;
+        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+            continue;
+        const MergedLines<kDv> merged(it);
+        for (int x = 0; x < it.plan.pieces * merged.lines; x++) {
+            size_t off = merged.row(it, c.rows, x) * kDv + merged.col(x); // what line() adds to acc
+            if (plant_bug == VB_SCHED_BUG_DROP_LINE && !planted)
+                off += kLine, planted = true;
+            const size_t line = off / kLine;
+            if (off % kLine || line >= lines || reader[line] != i || dropped[line])
+                return fail(why, n, 1, "item %ld drops partial float %ld, which it did not merge or was dropped before",
+                            i, (long)off, 0);
+            dropped[line] = 1;
+            count++;
+        }
+    }
+    for (size_t line = 0; line < lines; line++)
+        if (reader[line] >= 0 && !dropped[line])
+            return fail(why, n, 1, "partial line %ld is merged by item %ld and never dropped", (long)line, reader[line],
+                        0);
+    if (dropped_out)
+        *dropped_out = count;
+    return 0;
+}
+
 // The combine's items over the plans the walk recorded: every row of a cut unit merged once in
 // each slice, no other row touched. Units not in the batch keep stale plan entries (a piece
 // count the combine would spread), as a workspace from an earlier launch would.
 template <int kKeys>
-int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::vector<Walked> &pieces, int plant_bug,
-                  char *why, size_t n)
+int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::vector<Walked> &pieces, bool drop,
+                  int plant_bug, long *dropped_out, char *why, size_t n)
 {
     std::vector<PlanEntry> plans((size_t)p.batch * c.row_tiles, PlanEntry{1 << 20, 0, 0});
     for (const Walked &w : pieces)
@@ -169,6 +225,13 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
         for (int s = 0; s < kCombineSlices; s++)
             merged[(size_t)idx * kCombineSlices + s] += it.slice < 0 || it.slice == s;
     }
+    for (const Walked &w : pieces)
+        if (w.pc.plan_owner && w.pc.plan.drop != drop)
+            return fail(why, n, 1, "request %ld row tile %ld: the plan's drop bit is %ld, the launch's is not",
+                        w.pc.b, w.pc.rt, w.pc.plan.drop);
+    if (drop)
+        if (int rc = check_dropped_lines(p, c, plans, plant_bug, dropped_out, why, n))
+            return rc;
     for (int b = 0; b < p.batch; b++) {
         const Request r = load_request<kKeys>(p, c, b);
         for (int rt = 0; rt < c.row_tiles; rt++)
@@ -187,7 +250,7 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
 
 template <int kKeys>
 int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, long *pieces_out, long *cut_out,
-        char *why, size_t n)
+        long *dropped_out, char *why, size_t n)
 {
     int64_t positions = 0; // the device sums them in an int
     for (int b = 0; b < p.batch; b++) {
@@ -226,14 +289,16 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
         *pieces_out = (long)pieces.size();
     if (int rc = check<kKeys>(p, c, pieces, cut_out, why, n))
         return rc;
-    return check_combine<kKeys>(p, c, pieces, plant_bug, why, n);
+    // The launch's drop decision, from its total (Schedule::start's span, over grid / halves spans).
+    const int span = std::max((int)((positions + c.grid - 1) / c.grid), c.min_span);
+    return check_combine<kKeys>(p, c, pieces, span > c.drop_span, plant_bug, dropped_out, why, n);
 }
 
 } // namespace
 
 extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
                                  const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out,
-                                 char *why, size_t n)
+                                 long *dropped_out, char *why, size_t n)
 {
     const int halves = cfg->halves ? cfg->halves : 1;
     if (batch < 1 || heads < 1 || cfg->grid < halves || cfg->rows < 8 || cfg->rows % 8 || cfg->c0 < 0 ||
@@ -254,12 +319,12 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     SchedConfig c;
     c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
-    c.drop_span = (50 << 20) / ((int)cfg->keys_per_tile * 576 * 2) / c.grid; // an H200's L2
+    c.drop_span = cfg->drop_span > 0 ? cfg->drop_span : (60 << 20) / ((int)cfg->keys_per_tile * 576 * 2) / c.grid;
     switch (cfg->keys_per_tile) {
     case 64:
-        return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, why, n);
+        return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
     case 32:
-        return run<32>(p, c, halves, plant_bug, pieces_out, cut_out, why, n);
+        return run<32>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
     default:
         return fail(why, n, 2, "no scheduled kernel has %ld keys a tile (64 or 32)", cfg->keys_per_tile, 0, 0);
     }

@@ -12,9 +12,10 @@ extern "C" {
 #endif
 
 /* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
- * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), and the CTAs
+ * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), the CTAs
  * that share each span (1; 2 for row pairs, 4 for quads, both kernels; 8 for mla_wgmma's
- * octets; 0 reads as 1). */
+ * octets; 0 reads as 1), and the span above which the combine drops merged partials from L2
+ * (0: an H200's, 60 MB of L2 over the grid's tiles, as drop_span_for computes it there). */
 typedef struct {
     int keys_per_tile;
     int rows;
@@ -22,6 +23,7 @@ typedef struct {
     int min_span;
     int grid;
     int halves;
+    int drop_span;
 } vb_sched_config;
 
 /* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
@@ -30,7 +32,8 @@ enum {
     VB_SCHED_BUG_DROP_PIECE = 1,
     VB_SCHED_BUG_SHARED_SLOT = 2,
     VB_SCHED_BUG_COMBINE_ROW = 3,
-    VB_SCHED_BUG_TWIN = 4 /* row pairs or quads: one CTA of a group walks a piece the first does not */
+    VB_SCHED_BUG_TWIN = 4, /* row pairs or quads: one CTA of a group walks a piece the first does not */
+    VB_SCHED_BUG_DROP_LINE = 5 /* the combine drops the line after one it merged instead of it */
 };
 
 /* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
@@ -42,12 +45,16 @@ enum {
  * (piece k at piece_slot(plan, k)), below 2 * grid and all distinct; then that the combine's
  * items (combine_item over the plans the walk recorded, stale entries for the units not in the
  * batch) merge every row of every cut unit exactly once in each d_v slice and touch no other
- * row (VB_SCHED_BUG_COMBINE_ROW drops the items of one cut row). Returns 0 when all hold,
+ * row (VB_SCHED_BUG_COMBINE_ROW drops the items of one cut row); and that every unit's plan
+ * carries the launch's drop decision (its span above drop_span), and, when it is set, that the
+ * partial lines the combine drops after merging (MergedLines, as drop_listed walks them) are
+ * exactly the lines each item's merge reads, none read by two items. Returns 0 when all hold,
  * else 1 with the first violation in why; 2 (with why) for a configuration it cannot walk.
- * pieces_out, when not NULL, receives the number of pieces walked; cut_out the cut units. */
+ * pieces_out, when not NULL, receives the number of pieces walked; cut_out the cut units;
+ * dropped_out the partial lines the combine drops. */
 int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
-                      const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out, char *why,
-                      size_t n);
+                      const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out, long *dropped_out,
+                      char *why, size_t n);
 
 #ifdef __cplusplus
 }
