@@ -551,6 +551,8 @@ template <int kDv> struct MergedLines {
 // the dirty lines are never written back to DRAM (otherwise they are, when the next main
 // launch's KV stream evicts them). Kept apart from the merges, after them, so that the
 // combine's common path (no drop: short launches, where its code runs cold) keeps its code.
+// acc is 128-byte aligned: the workspace is 256-byte aligned (check_scheduled_launch), the plan
+// rounded up to 256 bytes and the maxima 16 · grid · rows bytes, rows a multiple of 8.
 template <int kDv>
 __device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const SchedConfig &c, const CombineItem *few,
                                             const CombineItem *more, int nfew, int nmore)
@@ -631,8 +633,9 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
             __syncthreads(); // the lists are rewritten by the next round
     }
     // The main launch decided whether the partials are dropped (the same for every unit of a
-    // launch); only the last round's are (a launch of more than one round, over 25k rows on an
-    // H200, is not one where it matters), so that the common path runs as without drops.
+    // launch). Only the last round's are, so that the common path runs as without drops: a
+    // launch of more than one round (over 25k rows on an H200) leaves its earlier rounds' lines
+    // to be written back.
     if (nfew + nmore > 0 && (nfew ? few[0] : more[0]).plan.drop) {
         __syncthreads(); // every warp's reads of the listed pieces done
         drop_listed<kDv>(w, c, few, more, nfew, nmore);
