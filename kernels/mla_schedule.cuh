@@ -39,7 +39,7 @@ struct SchedConfig {
     int row_tiles;   // most row tiles of one request: ceil(max_draft * heads / rows)
     int c0;          // fixed cost of a piece, in tiles
     int min_span;    // smallest span, in tiles
-    int drop_span;   // spans longer than this stream more KV than L2 holds (drop_span_for)
+    int drop_span;   // spans longer than this stream more KV than L2 holds (drop_span_of)
 };
 
 // Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
@@ -381,19 +381,23 @@ inline int device_sm_count()
     return sms;
 }
 
-// SchedConfig::drop_span for a grid of CTAs reading tiles of tile_bytes of KV: the span whose KV
-// on every CTA fills the current device's L2 (40 MB, A100's, when the query fails: its error is
-// not sticky, and is cleared). A launch that streams more leaves its partials' dirty lines to be
-// evicted, and written back to DRAM, by the next launch's stream; the combine then drops them
-// once merged. (CTA pairs and quads read one span's KV twice or four times; they run only at
-// spans far below this.)
+// SchedConfig::drop_span for l2_bytes of L2 and a grid of CTAs reading tiles of tile_bytes of
+// KV: the span whose KV on every CTA fills L2. A launch that streams more leaves its partials'
+// dirty lines to be evicted, and written back to DRAM, by the next launch's stream; the combine
+// then drops them once merged. (CTA pairs and quads read one span's KV twice or four times; they
+// run only at spans far below this.) Host-callable apart from the device query below, for the
+// schedule's self-check.
+inline int drop_span_of(int l2_bytes, int grid, int tile_bytes) { return l2_bytes / tile_bytes / grid; }
+
+// drop_span_of for the current device's L2 (40 MB, A100's, when the query fails: its error is
+// not sticky, and is cleared).
 inline int drop_span_for(int grid, int tile_bytes)
 {
     static int l2 = 0;
     int dev = 0;
     if (!l2 && (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess))
         (void)cudaGetLastError(), l2 = 40 << 20;
-    return l2 / tile_bytes / grid;
+    return drop_span_of(l2, grid, tile_bytes);
 }
 
 // The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were

@@ -14,12 +14,12 @@ static const vb_sched_config kWgmma = {64, 72, 3, 1, 132, 1, 0};
 static const vb_sched_config kWgmmaPairs = {64, 72, 3, 1, 132, 2, 0}; /* short launches: row pairs */
 
 static int check_uniform(int batch, int64_t prefix, int64_t draft, int heads, const vb_sched_config *cfg, int bug,
-                         long *pieces, long *cut, char *why, size_t n)
+                         long *pieces, long *cut, long *dropped, char *why, size_t n)
 {
     int64_t p[64], t[64];
     for (int b = 0; b < batch; b++)
         p[b] = prefix, t[b] = draft;
-    return vb_schedule_check(batch, p, t, heads, cfg, bug, pieces, cut, NULL, why, n);
+    return vb_schedule_check(batch, p, t, heads, cfg, bug, pieces, cut, dropped, why, n);
 }
 
 static void test_shipped_shapes(void)
@@ -31,20 +31,20 @@ static void test_shipped_shapes(void)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         char why[256] = "";
         long pieces = 0, cut = 0;
-        int rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why,
-                               sizeof why);
+        int rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, NULL,
+                               why, sizeof why);
         CHECK_MSG(rc == 0, "bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
         CHECK(pieces >= shapes[i].batch);
-        rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmmaPairs, VB_SCHED_NO_BUG, &pieces, &cut, why,
-                           sizeof why);
+        rc = check_uniform(shapes[i].batch, shapes[i].prefix, 9, 8, &kWgmmaPairs, VB_SCHED_NO_BUG, &pieces, &cut, NULL,
+                           why, sizeof why);
         CHECK_MSG(rc == 0, "row pairs, bs %d x %lld: %s", shapes[i].batch, (long long)shapes[i].prefix, why);
     }
     /* One 200k-token request is spread over (nearly) every CTA; one 1-token request is one piece. */
     char why[256] = "";
     long pieces = 0, cut = 0;
-    CHECK(check_uniform(1, 200000, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK(check_uniform(1, 200000, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0);
     CHECK_MSG(pieces > 100 && cut == 1, "bs 1 x 200k: %ld pieces, %ld cut units", pieces, cut);
-    CHECK(check_uniform(1, 1, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK(check_uniform(1, 1, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0);
     CHECK_MSG(pieces == 1 && cut == 0, "bs 1 x 1: %ld pieces, %ld cut units", pieces, cut);
 }
 
@@ -112,21 +112,21 @@ static void test_planted_bugs(void)
     char why[256] = "";
     long pieces = 0, cut = 0;
     /* bs 1 x 512: 9 tiles over 9 CTAs, one unit in 9 pieces. */
-    CHECK(check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, why, sizeof why) == 0);
+    CHECK(check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0);
     CHECK_MSG(cut == 1 && pieces > 1, "bs 1 x 512: %ld pieces, %ld cut", pieces, cut);
-    int rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
+    int rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && (strstr(why, "tile") || strstr(why, "pieces")), "a dropped piece: rc %d, %s", rc, why);
-    rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    rc = check_uniform(1, 512, 9, 8, &kWgmma, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot: rc %d, %s", rc, why);
-    rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, why, sizeof why);
+    rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_PIECE, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1, "a dropped piece at bs 8 x 4096: rc %d, %s", rc, why);
     /* The combine skipping one cut row: a row of few pieces (bs 1 x 512), of up to 32 (bs 8 x
      * 4096) and of more (bs 1 x 200k: the row spread over 4 slices' blocks). */
     const int64_t prefixes[] = {512, 4096, 200000};
     const int batches[] = {1, 8, 1};
     for (int i = 0; i < 3; i++) {
-        rc = check_uniform(batches[i], prefixes[i], 9, 8, &kWgmma, VB_SCHED_BUG_COMBINE_ROW, NULL, NULL, why,
-                           sizeof why);
+        rc = check_uniform(batches[i], prefixes[i], 9, 8, &kWgmma, VB_SCHED_BUG_COMBINE_ROW, NULL, NULL, NULL,
+                           why, sizeof why);
         CHECK_MSG(rc == 1 && strstr(why, "merged"), "a dropped combine row at bs %d x %lld: rc %d, %s", batches[i],
                   (long long)prefixes[i], rc, why);
     }
@@ -137,36 +137,29 @@ static void test_planted_bugs(void)
     const int drop_batches[] = {8, 1, 64};
     for (int i = 0; i < 3; i++) {
         long dropped = 0;
-        int64_t p[64], t[64];
-        for (int b = 0; b < drop_batches[i]; b++)
-            p[b] = drop_prefixes[i], t[b] = 9;
-        rc = vb_schedule_check(drop_batches[i], p, t, 8, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, &dropped, why, sizeof why);
+        rc = check_uniform(drop_batches[i], drop_prefixes[i], 9, 8, &kWgmma, VB_SCHED_NO_BUG, NULL, NULL, &dropped, why,
+                           sizeof why);
         CHECK_MSG(rc == 0 && dropped > 0, "bs %d x %lld: rc %d, %ld lines dropped, %s", drop_batches[i],
                   (long long)drop_prefixes[i], rc, dropped, why);
-        rc = vb_schedule_check(drop_batches[i], p, t, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, NULL, why,
-                               sizeof why);
+        rc = check_uniform(drop_batches[i], drop_prefixes[i], 9, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, NULL,
+                           why, sizeof why);
         CHECK_MSG(rc == 1 && strstr(why, "drop"), "a wrong line dropped at bs %d x %lld: rc %d, %s", drop_batches[i],
                   (long long)drop_prefixes[i], rc, why);
     }
-    {
-        long dropped = -1;
-        int64_t p[8], t[8];
-        for (int b = 0; b < 8; b++)
-            p[b] = 4096, t[b] = 9;
-        rc = vb_schedule_check(8, p, t, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, &dropped, why, sizeof why);
-        CHECK_MSG(rc == 0 && dropped == -1, "bs 8 x 4096 drops nothing: rc %d, %ld, %s", rc, dropped, why);
-    }
+    long dropped = -1;
+    rc = check_uniform(8, 4096, 9, 8, &kWgmma, VB_SCHED_BUG_DROP_LINE, NULL, NULL, &dropped, why, sizeof why);
+    CHECK_MSG(rc == 0 && dropped == -1, "bs 8 x 4096 drops nothing: rc %d, %ld, %s", rc, dropped, why);
     /* The CTAs of a row pair disagreeing, and the other checks still seeing the pairs' cut. */
-    rc = check_uniform(8, 4096, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
+    rc = check_uniform(8, 4096, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_TWIN, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "pair"), "a pair's CTAs disagreeing: rc %d, %s", rc, why);
-    rc = check_uniform(1, 512, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    rc = check_uniform(1, 512, 9, 8, &kWgmmaPairs, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on row pairs: rc %d, %s", rc, why);
     /* The same on mla_onepass's quads: a quad's last CTA disagreeing, a shared slot. */
     const vb_sched_config quads = {32, 72, 6, 1, 132, 4, 0};
-    CHECK(check_uniform(1, 512, 9, 8, &quads, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 0);
-    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_TWIN, NULL, NULL, why, sizeof why);
+    CHECK(check_uniform(1, 512, 9, 8, &quads, VB_SCHED_NO_BUG, NULL, NULL, NULL, why, sizeof why) == 0);
+    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_TWIN, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "quad"), "a quad's CTAs disagreeing: rc %d, %s", rc, why);
-    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, why, sizeof why);
+    rc = check_uniform(1, 512, 9, 8, &quads, VB_SCHED_BUG_SHARED_SLOT, NULL, NULL, NULL, why, sizeof why);
     CHECK_MSG(rc == 1 && strstr(why, "slot"), "a shared slot on quads: rc %d, %s", rc, why);
 }
 
@@ -176,8 +169,8 @@ static void test_refusals(void)
     vb_sched_config odd_rows = kWgmma, no_keys = kWgmma;
     odd_rows.rows = 12;
     no_keys.keys_per_tile = 48;
-    CHECK(check_uniform(1, 512, 9, 8, &odd_rows, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
-    CHECK(check_uniform(1, 512, 9, 8, &no_keys, VB_SCHED_NO_BUG, NULL, NULL, why, sizeof why) == 2);
+    CHECK(check_uniform(1, 512, 9, 8, &odd_rows, VB_SCHED_NO_BUG, NULL, NULL, NULL, why, sizeof why) == 2);
+    CHECK(check_uniform(1, 512, 9, 8, &no_keys, VB_SCHED_NO_BUG, NULL, NULL, NULL, why, sizeof why) == 2);
     CHECK_MSG(strstr(why, "48") != NULL, "%s", why);
     /* More positions than the schedule's int holds. */
     int64_t p[64], t[64];
