@@ -180,11 +180,24 @@ static void test_refusals(void)
     CHECK_MSG(strstr(why, "positions") != NULL, "%s", why);
 }
 
+/* The combine's divisions by multiply-high: exact for every divisor up to 70000 and for the
+ * powers of two up to 2^31 with their neighbours (where the rounding is tightest), and a
+ * reciprocal rounded down is caught. */
+static void test_fast_div(void)
+{
+    char why[256] = "";
+    int rc = vb_fast_div_check(70000, VB_SCHED_NO_BUG, why, sizeof why);
+    CHECK_MSG(rc == 0, "%s", why);
+    rc = vb_fast_div_check(70000, VB_SCHED_BUG_FAST_DIV, why, sizeof why);
+    CHECK_MSG(rc == 1 && strstr(why, "FastDiv"), "a reciprocal rounded down: rc %d, %s", rc, why);
+}
+
 int main(void)
 {
     test_shipped_shapes();
     test_random_batches();
     test_planted_bugs();
     test_refusals();
+    test_fast_div();
     TEST_MAIN_END();
 }

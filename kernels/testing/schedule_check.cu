@@ -154,14 +154,15 @@ int check_dropped_lines(const vb_verify_params &p, const SchedConfig &c, const s
                         int plant_bug, long *dropped_out, char *why, size_t n)
 {
     constexpr int kDv = kCombineSlices * kCombineSliceDims, kLine = 32; // floats in a 128-byte line
-    const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    const CombineList list(p, c);
+    const int items = list.items;
     const size_t lines = (size_t)2 * c.grid * c.rows * kDv / kLine;
     std::vector<int> reader(lines, -1);
     std::vector<char> dropped(lines, 0);
     long count = 0;
     for (int i = 0; i < items; i++) { // the lines each item's merge reads
         CombineItem it;
-        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+        if (!combine_item(p, list, plans.data(), i, it))
             continue;
         const int d0 = it.slice < 0 ? 0 : it.slice * kCombineSliceDims, dims = it.slice < 0 ? kDv : kCombineSliceDims;
         for (int k = 0; k < it.plan.pieces; k++)
@@ -175,7 +176,7 @@ int check_dropped_lines(const vb_verify_params &p, const SchedConfig &c, const s
     bool planted = false;
     for (int i = 0; i < items; i++) { // the lines it drops
         CombineItem it;
-        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+        if (!combine_item(p, list, plans.data(), i, it))
             continue;
         const MergedLines<kDv> merged(it);
         for (int x = 0; x < it.plan.pieces * merged.lines; x++) {
@@ -211,11 +212,12 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
         if (w.pc.plan_owner)
             plans[(size_t)w.pc.b * c.row_tiles + w.pc.rt] = w.pc.plan;
     const int unit_rows = p.batch * c.row_tiles * c.rows, items = unit_rows * kCombineSlices;
+    const CombineList list(p, c);
     std::vector<int> merged((size_t)items, 0); // [unit row][slice]
     int dropped = -1;
     for (int i = 0; i < items; i++) {
         CombineItem it;
-        if (!combine_item(p, c, plans.data(), i, unit_rows, it))
+        if (!combine_item(p, list, plans.data(), i, it))
             continue;
         const int idx = i % unit_rows;
         if (plant_bug == VB_SCHED_BUG_COMBINE_ROW && (dropped < 0 || dropped == idx)) {
@@ -244,6 +246,28 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
                         return fail(why, n, 1, "request %ld row %ld: slice %ld merged a wrong number of times", b,
                                     rt * c.rows + rr, s);
             }
+    }
+    return 0;
+}
+
+// FastDiv's quotient and remainder against the hardware's for one divisor: at the edges (0, the
+// multiples of d and their neighbours, 2^31 - 1) and at pseudo-random n below 2^31.
+int check_fast_div(unsigned d, bool plant_bug, char *why, size_t n)
+{
+    FastDiv f(d);
+    if (plant_bug)
+        f.m -= 1; // the reciprocal rounded down: too small for some n
+    const unsigned top = 0x7fffffffu, last = top / d * d;
+    unsigned probe[9 + 64] = {0, 1, d - 1, d, d + 1, last - 1, last, top - 1, top};
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ d;
+    for (int k = 9; k < 9 + 64; k++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull, probe[k] = (unsigned)(x >> 33);
+    for (unsigned v : probe) {
+        if (v > top)
+            continue;
+        const unsigned q = f.div(v);
+        if (q != v / d || f.mod(v, q) != v % d)
+            return fail(why, n, 1, "FastDiv(%ld): %ld / d gives %ld", (long)d, (long)v, (long)q);
     }
     return 0;
 }
@@ -328,4 +352,17 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     default:
         return fail(why, n, 2, "no scheduled kernel has %ld keys a tile (64 or 32)", cfg->keys_per_tile, 0, 0);
     }
+}
+
+extern "C" int vb_fast_div_check(unsigned max_divisor, int plant_bug, char *why, size_t n)
+{
+    for (unsigned d = 1; d <= max_divisor; d++) // every divisor a launch's list can have, and then some
+        if (int rc = check_fast_div(d, plant_bug == VB_SCHED_BUG_FAST_DIV, why, n))
+            return rc;
+    for (unsigned l = 1; l <= 31; l++) // the powers of two up to 2^31 and their neighbours
+        for (unsigned d : {(1u << l) - 1, 1u << l, (1u << l) + 1})
+            if (d <= 0x80000000u)
+                if (int rc = check_fast_div(d, plant_bug == VB_SCHED_BUG_FAST_DIV, why, n))
+                    return rc;
+    return 0;
 }

@@ -33,7 +33,8 @@ enum {
     VB_SCHED_BUG_SHARED_SLOT = 2,
     VB_SCHED_BUG_COMBINE_ROW = 3,
     VB_SCHED_BUG_TWIN = 4, /* row pairs or quads: one CTA of a group walks a piece the first does not */
-    VB_SCHED_BUG_DROP_LINE = 5 /* the combine drops the line after one it merged instead of it */
+    VB_SCHED_BUG_DROP_LINE = 5, /* the combine drops the line after one it merged instead of it */
+    VB_SCHED_BUG_FAST_DIV = 6   /* vb_fast_div_check: the reciprocal rounded down */
 };
 
 /* Walks the cut of a batch (request b: prefix_lens[b] keys of prefix, draft_lens[b] draft tokens,
@@ -55,6 +56,14 @@ enum {
 int vb_schedule_check(int batch, const int64_t *prefix_lens, const int64_t *draft_lens, int heads,
                       const vb_sched_config *cfg, int plant_bug, long *pieces_out, long *cut_out, long *dropped_out,
                       char *why, size_t n);
+
+/* The combine numbers its items by divisions by launch constants done as a multiply-high by a
+ * reciprocal the host computes (FastDiv, kernels/mla_schedule.cuh). Checks its quotient and
+ * remainder against the hardware's for every divisor 1 .. max_divisor and the powers of two up to
+ * 2^31 and their neighbours, at the edges (multiples of the divisor, 2^31 - 1) and at
+ * pseudo-random dividends below 2^31. Returns 0 when all agree, else 1 with the first
+ * disagreement in why. */
+int vb_fast_div_check(unsigned max_divisor, int plant_bug, char *why, size_t n);
 
 #ifdef __cplusplus
 }
