@@ -32,6 +32,35 @@ struct PlanEntry {
     unsigned short drop;   // 1: the combine drops the unit's partial lines from L2 once merged
 };
 
+// n / d and n % d for 0 <= n < 2^31 and a divisor d >= 1 fixed per launch, by a multiply-high,
+// an add and a shift with a reciprocal the host computes (Granlund and Montgomery's
+// m = 2^32 (2^l - d) / d + 1, l = ceil(log2 d); the add cannot overflow below 2^31). The
+// combine lists its items by four such divisions: as integer divisions by runtime values they
+// made its listing (between its first two barriers) 215 instructions, this form 131 (sm_90a),
+// and the launch at bs 1 × 512 took 0.4 µs less with it (both scheduled kernels, graph replays).
+// The scheduled kernels split a request row into (draft token, head) by SchedConfig::heads the
+// same way, where a piece's q copies, mask rows and o rows are addressed.
+struct FastDiv {
+    unsigned d, m, l;
+
+    FastDiv() = default;
+    __host__ explicit FastDiv(unsigned divisor) : d(divisor), l(0)
+    {
+        while ((1ull << l) < d)
+            l++;
+        m = (unsigned)(((1ull << 32) * ((1ull << l) - d)) / d + 1);
+    }
+    __host__ __device__ unsigned div(unsigned n) const
+    {
+#ifdef __CUDA_ARCH__
+        return (__umulhi(n, m) + n) >> l;
+#else
+        return (unsigned)(((uint64_t)n * m >> 32) + n) >> l;
+#endif
+    }
+    __host__ __device__ unsigned mod(unsigned n, unsigned q) const { return n - q * d; } // q = div(n)
+};
+
 // Fixed per launch configuration: depends only on the capture limits and the device.
 struct SchedConfig {
     int grid;        // CTAs of the main launch (one per SM)
@@ -40,6 +69,7 @@ struct SchedConfig {
     int c0;          // fixed cost of a piece, in tiles
     int min_span;    // smallest span, in tiles
     int drop_span;   // spans longer than this stream more KV than L2 holds (drop_span_of)
+    FastDiv heads;   // the launch's query heads: request row r is draft token r / heads, head r % heads
 };
 
 // Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
@@ -133,14 +163,16 @@ struct PieceRows {
     Piece pc;
     int64_t keys;    // P + T
     int row0, nrows; // rows [row0, row0 + nrows) of the request: row r = draft token r / H, head r % H
+    FastDiv heads;   // H (SchedConfig::heads)
 
     // After Schedule::next has filled pc: the request and the rows of its unit.
-    __device__ void set_unit(const Request &r, int rows, int heads)
+    __device__ void set_unit(const Request &r, int rows, const FastDiv &query_heads)
     {
         rq = r;
         keys = r.P + r.T;
         row0 = pc.rt * rows;
-        nrows = (int)min((int64_t)rows, r.T * heads - row0);
+        nrows = (int)min((int64_t)rows, r.T * query_heads.d - row0);
+        heads = query_heads;
     }
 
     // A unit on a group of kHalves CTAs (row pairs, quads): after set_unit, this CTA's share of
@@ -164,20 +196,20 @@ struct PieceRows {
 
     // Request row of unit row r; rows past the unit repeat its last (computed, never written).
     __device__ int row(int r) const { return row0 + min(r, nrows - 1); }
-    __device__ int64_t token(const vb_verify_params &p, int r) const { return rq.q0 + (row0 + r) / p.heads; }
-    __device__ int head(const vb_verify_params &p, int r) const { return (row0 + r) % p.heads; }
+    __device__ int64_t token(int r) const { return rq.q0 + heads.div(row0 + r); }
+    __device__ int head(int r) const { return (int)heads.mod(row0 + r, heads.div(row0 + r)); }
 
     // q row of unit row r (rows past the unit repeat its last, as row()).
     __device__ const uint16_t *q_row(const vb_verify_params &p, int r) const
     {
-        const int lr = row(r);
-        return p.q + (rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head;
+        const unsigned lr = row(r), t = heads.div(lr);
+        return p.q + (rq.q0 + t) * p.stride_q_token + heads.mod(lr, t) * p.stride_q_head;
     }
 
     // o row of unit row r, nullptr past the unit's rows.
     __device__ uint16_t *o_row(const vb_verify_params &p, int r) const
     {
-        return r < nrows ? p.o + token(p, r) * p.stride_o_token + head(p, r) * p.stride_o_head : nullptr;
+        return r < nrows ? p.o + token(r) * p.stride_o_token + head(r) * p.stride_o_head : nullptr;
     }
 
     // KV slot of key j of the request (slot 0, the padding slot, past its end).
@@ -503,33 +535,6 @@ struct CombineItem {
     int64_t t;
     int h, rr, slice;
     PlanEntry plan;
-};
-
-// n / d and n % d for 0 <= n < 2^31 and a divisor d >= 1 fixed per launch, by a multiply-high,
-// an add and a shift with a reciprocal the host computes (Granlund and Montgomery's
-// m = 2^32 (2^l - d) / d + 1, l = ceil(log2 d); the add cannot overflow below 2^31). The
-// combine lists its items by four such divisions: as integer divisions by runtime values they
-// made its listing (between its first two barriers) 215 instructions, this form 131 (sm_90a),
-// and the launch at bs 1 × 512 took 0.4 µs less with it (both scheduled kernels, graph replays).
-struct FastDiv {
-    unsigned d, m, l;
-
-    FastDiv() = default;
-    __host__ explicit FastDiv(unsigned divisor) : d(divisor), l(0)
-    {
-        while ((1ull << l) < d)
-            l++;
-        m = (unsigned)(((1ull << 32) * ((1ull << l) - d)) / d + 1);
-    }
-    __host__ __device__ unsigned div(unsigned n) const
-    {
-#ifdef __CUDA_ARCH__
-        return (__umulhi(n, m) + n) >> l;
-#else
-        return (unsigned)(((uint64_t)n * m >> 32) + n) >> l;
-#endif
-    }
-    __host__ __device__ unsigned mod(unsigned n, unsigned q) const { return n - q * d; } // q = div(n)
 };
 
 // How the combine's grid-strided list numbers its items: item i is unit row i % unit_rows and

@@ -255,7 +255,7 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
         float *rm = reinterpret_cast<float *>(smem + L::rm);
         for (int r = tid; r < kRows; r += kThreads) {
             const int lr = ps.row(r);
-            tok[r] = (uint8_t)(lr / p.heads - ps.tok_lo);
+            tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
 #pragma unroll
@@ -674,7 +674,7 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
                 store_o_m16n8(dst, kDimsPerWarp * warp + 16 * m, o[m][j][0], o[m][j][1], o[m][j][2], o[m][j][3], ia, ib);
         }
         if (p.lse && tid < nrows)
-            p.lse[ps.token(p, tid) * p.heads + ps.head(p, tid)] = row_lse(rm[tid], rsum[tid]);
+            p.lse[ps.token(tid) * p.heads + ps.head(tid)] = row_lse(rm[tid], rsum[tid]);
     }
 
     // A cut unit: the unnormalised Oᵀ and the row stats into the piece's partial slot.
@@ -720,11 +720,11 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
     for (;;) {
         if (threadIdx.x == 0) {
             while (going && (going = sched.next(p, c, ps.pc))) {
-                ps.set_unit(sched.req, Op::kUnitRows, p.heads);
+                ps.set_unit(sched.req, Op::kUnitRows, c.heads);
                 if (kHalves > 1 && !ps.take_share<kHalves>(Op::kShare))
                     continue;
-                ps.tok_lo = ps.row0 / p.heads;
-                ps.ntok = (int)((ps.row0 + ps.nrows - 1) / p.heads - ps.tok_lo + 1);
+                ps.tok_lo = (int)c.heads.div(ps.row0);
+                ps.ntok = (int)c.heads.div(ps.row0 + ps.nrows - 1) - ps.tok_lo + 1;
                 break;
             }
             more = going;
@@ -840,6 +840,7 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.c0 = kC0;
     c.min_span = kMinSpan;
     c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
+    c.heads = FastDiv((unsigned)lim.heads);
     return c;
 }
 

@@ -275,7 +275,7 @@ __device__ bool next_piece(const vb_verify_params &p, const SchedConfig &c, Sche
     using U = UnitOf<kU>;
     if (threadIdx.x % 128 == 0) {
         while (going && (going = sched.next(p, c, ps.pc))) {
-            ps.set_unit(sched.req, U::rows, p.heads);
+            ps.set_unit(sched.req, U::rows, c.heads);
             if (ps.take_share<U::halves>(U::share)) // else the unit's rows all fall in another CTA's share
                 break;
         }
@@ -300,10 +300,9 @@ __device__ void copy_q(const vb_verify_params &p, const PieceState &ps, const Ba
     const int tid = threadIdx.x, ch = tid % 8;
     mbar_wait(bar.qempty(), (pieces & 1) ^ 1);
     for (int r = tid / 8; r < kN; r += 128 / 8) {
-        const int lr = ps.row(r);
+        const unsigned lr = ps.row(r), t = ps.heads.div(lr);
         const bool live = r < ps.nrows;
-        const uint16_t *q =
-            p.q + (ps.rq.q0 + lr / p.heads) * p.stride_q_token + (lr % p.heads) * p.stride_q_head + 8 * ch;
+        const uint16_t *q = p.q + (ps.rq.q0 + t) * p.stride_q_token + ps.heads.mod(lr, t) * p.stride_q_head + 8 * ch;
         const unsigned dst = qs + r * 128 + 16 * (ch ^ (r & 7));
 #pragma unroll
         for (int b = 0; b < kBlocks; b++)
@@ -480,7 +479,7 @@ template <Unit kU> struct Scorer : Worker<kU> {
         wgmma_commit();
     }
 
-    __device__ int row_token(int n) const { return ps.row(n) / p.heads; }
+    __device__ int row_token(int n) const { return (int)ps.heads.div(ps.row(n)); }
 
     // Scores to the log2 domain, hidden keys to -inf. Every mask byte the thread needs is
     // loaded before any is used, so a masked tile pays one memory latency, not one per byte.
@@ -652,7 +651,7 @@ template <Unit kU> struct Scorer : Worker<kU> {
             return;
         if (ps.pc.direct) {
             if (p.lse)
-                p.lse[ps.token(p, n) * p.heads + ps.head(p, n)] = row_lse(rm[n], rsum[n]);
+                p.lse[ps.token(n) * p.heads + ps.head(n)] = row_lse(rm[n], rsum[n]);
         } else {
             w.ml[(size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps) + n] = make_float2(rm[n], rsum[n]);
         }
@@ -1022,6 +1021,7 @@ SchedConfig config_for(const vb_verify_params &lim)
     c.c0 = kC0;
     c.min_span = kMinSpan;
     c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
+    c.heads = FastDiv((unsigned)lim.heads);
     return c;
 }
 

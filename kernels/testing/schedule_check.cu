@@ -344,6 +344,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     c.grid = cfg->grid, c.rows = cfg->rows, c.c0 = cfg->c0, c.min_span = cfg->min_span;
     c.row_tiles = max_draft > 0 ? (int)((max_draft * heads + c.rows - 1) / c.rows) : 1;
     c.drop_span = cfg->drop_span > 0 ? cfg->drop_span : drop_span_of(60 << 20, c.grid, cfg->keys_per_tile * 576 * 2);
+    c.heads = FastDiv((unsigned)heads);
     switch (cfg->keys_per_tile) {
     case 64:
         return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
