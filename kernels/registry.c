@@ -6,7 +6,6 @@
 
 extern const vb_kernel vb_kernel_flash_paged;
 extern const vb_kernel vb_kernel_naive_gpu;
-extern const vb_kernel vb_kernel_mla_mma;
 extern const vb_kernel vb_kernel_mla_onepass;
 extern const vb_kernel vb_kernel_mla_wgmma;
 extern const vb_kernel vb_kernel_sync_in_launch;
@@ -16,7 +15,6 @@ extern const vb_kernel vb_kernel_fail_launch;
 const vb_kernel *const vb_kernels[] = {
     &vb_kernel_flash_paged,
     &vb_kernel_naive_gpu,
-    &vb_kernel_mla_mma,
     &vb_kernel_mla_onepass,
     &vb_kernel_mla_wgmma,
 };

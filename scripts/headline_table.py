@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the README's headline table from a results file and two Triton baseline dumps: for
-each target shape, its floor, the Hopper, portable and first MMA kernels' graph-replay times
-(hot medians) with their ratio to the floor, and the two Triton baselines' times on the same
+each target shape, its floor, the Hopper and portable kernels' graph-replay times (hot
+medians) with their ratio to the floor, and the two Triton baselines' times on the same
 inputs (matched by shape key). The table is written from the files, so that the README shows
 what the run measured and nothing copied by hand.
 
@@ -32,9 +32,9 @@ SHAPES = [
     ("bs 1 × 512", "ctx/batch.size=1,batch.prefix_len=512"),
     ("bs 1 × 1", "ctx/batch.size=1,batch.prefix_len=1"),
 ]
-KERNELS = ["mla_wgmma", "mla_onepass", "mla_mma"]
+KERNELS = ["mla_wgmma", "mla_onepass"]
 HEADER = ("| shape (9-node DDTree, 8 heads) | floor | `mla_wgmma` (sm_90a) | time / floor | `mla_onepass` (portable) "
-          "| time / floor | `mla_mma` | {sglang} | {builtin} |")
+          "| time / floor | {sglang} | {builtin} |")
 
 
 def fmt_us(us, ms=False):
@@ -103,8 +103,6 @@ def row(label, s, ceilings, sglang, builtin, first_pct):
     for k in KERNELS:
         t = fmt_us(times[k])
         cells.append(f"**{t}**" if times[k] == fastest else t)
-        if k == "mla_mma":  # the first MMA kernel: its time only
-            continue
         if launch_bound:
             cells.append("–")
         else:
@@ -129,7 +127,7 @@ def main():
         builtin, builtin_name = baseline_times(a.builtin)
         by_name = {s["name"]: s for s in res.get("scenarios", [])}
         lines = [HEADER.format(sglang=sglang_name, builtin=builtin_name),
-                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         first = True
         for label, name in SHAPES:
             if name not in by_name:
