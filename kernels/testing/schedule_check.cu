@@ -357,7 +357,7 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
 
 extern "C" int vb_fast_div_check(unsigned max_divisor, int plant_bug, char *why, size_t n)
 {
-    for (unsigned d = 1; d <= max_divisor; d++) // every divisor a launch's list can have, and then some
+    for (unsigned d = 1; d <= max_divisor; d++)
         if (int rc = check_fast_div(d, plant_bug == VB_SCHED_BUG_FAST_DIV, why, n))
             return rc;
     for (unsigned l = 1; l <= 31; l++) // the powers of two up to 2^31 and their neighbours
