@@ -547,7 +547,7 @@ struct CombineList {
     CombineList() = default;
     __host__ CombineList(const vb_verify_params &p, const SchedConfig &c)
         : unit_rows((unsigned)(p.batch * c.row_tiles * c.rows)), rows((unsigned)c.rows),
-          row_tiles((unsigned)c.row_tiles), heads(c.heads), items(p.batch * c.row_tiles * c.rows * kCombineSlices)
+          row_tiles((unsigned)c.row_tiles), heads(c.heads), items((int)unit_rows.d * kCombineSlices)
     {
     }
 };

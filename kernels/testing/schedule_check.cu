@@ -150,11 +150,10 @@ int check(const vb_verify_params &p, const SchedConfig &c, const std::vector<Wal
 // line must be read by one item only and dropped once, by the item that read it (so by the block
 // that merged it), and every line read must be dropped. Every item is checked as if it were in
 // the last round; the combine drops only the last round's, a subset.
-int check_dropped_lines(const vb_verify_params &p, const SchedConfig &c, const std::vector<PlanEntry> &plans,
-                        int plant_bug, long *dropped_out, char *why, size_t n)
+int check_dropped_lines(const vb_verify_params &p, const SchedConfig &c, const CombineList &list,
+                        const std::vector<PlanEntry> &plans, int plant_bug, long *dropped_out, char *why, size_t n)
 {
     constexpr int kDv = kCombineSlices * kCombineSliceDims, kLine = 32; // floats in a 128-byte line
-    const CombineList list(p, c);
     const int items = list.items;
     const size_t lines = (size_t)2 * c.grid * c.rows * kDv / kLine;
     std::vector<int> reader(lines, -1);
@@ -232,7 +231,7 @@ int check_combine(const vb_verify_params &p, const SchedConfig &c, const std::ve
             return fail(why, n, 1, "request %ld row tile %ld: the plan's drop bit is %ld, the launch's is not",
                         w.pc.b, w.pc.rt, w.pc.plan.drop);
     if (drop)
-        if (int rc = check_dropped_lines(p, c, plans, plant_bug, dropped_out, why, n))
+        if (int rc = check_dropped_lines(p, c, list, plans, plant_bug, dropped_out, why, n))
             return rc;
     for (int b = 0; b < p.batch; b++) {
         const Request r = load_request<kKeys>(p, c, b);
