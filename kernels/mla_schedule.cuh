@@ -432,6 +432,23 @@ inline int drop_span_for(int grid, int tile_bytes)
     return drop_span_of(l2, grid, tile_bytes);
 }
 
+// A scheduled kernel's launch config from the unit it chose (rows a unit, most units a request),
+// its piece cost c0 and smallest span, and the bytes of one KV tile: one CTA per SM of the
+// current device, and what every kernel derives the same way from those and the limits.
+inline SchedConfig sched_config(const vb_verify_params &lim, int rows, int row_tiles, int c0, int min_span,
+                                int tile_bytes)
+{
+    SchedConfig c;
+    c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
+    c.rows = rows;
+    c.row_tiles = row_tiles;
+    c.c0 = c0;
+    c.min_span = min_span;
+    c.drop_span = drop_span_for(c.grid, tile_bytes);
+    c.heads = FastDiv((unsigned)lim.heads);
+    return c;
+}
+
 // The combine launch: merges the partials of rows whose unit was cut (rows of uncut units were
 // written by the main launch). Its cost is latency and bytes in flight, not bandwidth (Nsight
 // Compute, the previous combine at bs 1 x 200k: 7-9% of L2 throughput), so it is laid out to keep

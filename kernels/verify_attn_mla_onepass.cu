@@ -831,17 +831,9 @@ void choose_rows(int64_t max_rows, int &n8, int &tiles)
 
 SchedConfig config_for(const vb_verify_params &lim)
 {
-    SchedConfig c;
     int n8 = 1, tiles = 1;
     choose_rows((int64_t)lim.max_draft * lim.heads, n8, tiles);
-    c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
-    c.rows = 8 * n8;
-    c.row_tiles = tiles;
-    c.c0 = kC0;
-    c.min_span = kMinSpan;
-    c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
-    c.heads = FastDiv((unsigned)lim.heads);
-    return c;
+    return sched_config(lim, 8 * n8, tiles, kC0, kMinSpan, kKeys * kDqk * 2);
 }
 
 template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)

@@ -1009,20 +1009,13 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_kernel_16(vb_verify_params 
 // MMAs); of 72 otherwise (fewer units are fewer passes over the KV).
 SchedConfig config_for(const vb_verify_params &lim)
 {
-    SchedConfig c;
     const int64_t rows = (int64_t)lim.max_draft * lim.heads;
-    c.grid = device_sm_count() > 0 ? device_sm_count() : 1;
     const auto units = [rows](int unit_rows) { return (rows + unit_rows - 1) / unit_rows; };
-    c.rows = rows <= kFewRows                         ? kFewRows
-             : rows <= kSmallRows                     ? kSmallRows
-             : units(kMidRows) == units(kMaxRows) ? kMidRows
-                                                  : kMaxRows;
-    c.row_tiles = rows > 0 ? (int)units(c.rows) : 1;
-    c.c0 = kC0;
-    c.min_span = kMinSpan;
-    c.drop_span = drop_span_for(c.grid, kKeys * kDqk * 2);
-    c.heads = FastDiv((unsigned)lim.heads);
-    return c;
+    const int unit_rows = rows <= kFewRows                         ? kFewRows
+                          : rows <= kSmallRows                     ? kSmallRows
+                          : units(kMidRows) == units(kMaxRows) ? kMidRows
+                                                               : kMaxRows;
+    return sched_config(lim, unit_rows, rows > 0 ? (int)units(unit_rows) : 1, kC0, kMinSpan, kKeys * kDqk * 2);
 }
 
 // The kernel of a cut's unit size.
