@@ -17,6 +17,18 @@
 static const char *exe, *data;
 static char out[1 << 16], err[1 << 16];
 
+/* This run's own directory for the files it writes (the commands name it $VB_T), so that two
+ * runs of the suite at once, e.g. two builds' tests, do not read each other's files. */
+static char tmp_dir[] = "/tmp/vb_cli_XXXXXX";
+
+/* The path of file name in tmp_dir (a static buffer: use it before the next call). */
+static const char *tmp(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+    return path;
+}
+
 static void slurp(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -82,18 +94,16 @@ static int is_json(const char *s)
 static int vb(const char *args)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >/tmp/vb_cli_out 2>/tmp/vb_cli_err", data, exe, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >$VB_T/vb_cli_out 2>$VB_T/vb_cli_err", data, exe, args);
     int rc = system(cmd);
-    slurp("/tmp/vb_cli_out", out, sizeof out);
-    slurp("/tmp/vb_cli_err", err, sizeof err);
+    slurp(tmp("vb_cli_out"), out, sizeof out);
+    slurp(tmp("vb_cli_err"), err, sizeof err);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 static void write_file(const char *path, const char *text)
 {
-    char full[512];
-    snprintf(full, sizeof full, "/tmp/%s", path);
-    FILE *f = fopen(full, "w");
+    FILE *f = fopen(tmp(path), "w");
     fputs(text, f);
     fclose(f);
 }
@@ -102,6 +112,10 @@ int main(int argc, char **argv)
 {
     exe = argc > 1 ? argv[1] : "build/verifybench";
     data = getenv("VB_TEST_DATA") ? getenv("VB_TEST_DATA") : "tests/data";
+    if (!mkdtemp(tmp_dir) || setenv("VB_T", tmp_dir, 1) != 0) {
+        perror("test_cli: a directory for its files");
+        return 1;
+    }
 
     CHECK(vb("--help") == 0 && strstr(out, "exit codes") && strstr(out, "list-kernels"));
     CHECK(vb("list-kernels --help") == 0 && strstr(out, "usage:"));
@@ -121,13 +135,13 @@ int main(int argc, char **argv)
 
     /* A bad file is reported and skipped; the good one still runs; the exit code is 2. */
     write_file("vb_cli_bad.json", "{\"batch\": {\"size\": 2, \"prefx_len\": 5}}");
-    CHECK(vb("/tmp/vb_cli_bad.json tiny.json -q --no-gpu") == 2);
-    CHECK(strstr(err, "/tmp/vb_cli_bad.json: batch.prefx_len: unknown key (did you mean 'prefix_len'?)") != NULL);
+    CHECK(vb("$VB_T/vb_cli_bad.json tiny.json -q --no-gpu") == 2);
+    CHECK(strstr(err, "/vb_cli_bad.json: batch.prefx_len: unknown key (did you mean 'prefix_len'?)") != NULL);
     CHECK(strstr(out, "tiny-chain") && strstr(out, "cpu_splitk") && strstr(out, "pass"));
 
     /* Without a GPU the run still checks the CPU model, says why GPU stages are skipped,
      * and exits 0; --require-gpu makes that exit 3. On a GPU machine, 3 cannot happen. */
-    int rc = vb("tiny.json -q --cpu-model --json /tmp/vb_cli.json --csv /tmp/vb_cli.csv");
+    int rc = vb("tiny.json -q --cpu-model --json $VB_T/vb_cli.json --csv $VB_T/vb_cli.csv");
     if (strstr(err, "no usable GPU")) {
         CHECK(rc == 0 && strstr(err, "skipping the GPU stages") && strstr(out, "skipped"));
         CHECK(vb("tiny.json -q --require-gpu") == 3);
@@ -137,70 +151,70 @@ int main(int argc, char **argv)
     CHECK(vb("--no-gpu --require-gpu tiny.json") == 2);
 
     /* report reads the JSON back and prints the same records. */
-    CHECK(vb("report /tmp/vb_cli.json") == 0 && strstr(out, "tiny-eagle-int32") && strstr(out, "cpu_splitk"));
-    CHECK(vb("report /tmp/vb_cli.csv") == 2 && strstr(err, "malformed JSON"));
-    slurp("/tmp/vb_cli.csv", out, sizeof out);
+    CHECK(vb("report $VB_T/vb_cli.json") == 0 && strstr(out, "tiny-eagle-int32") && strstr(out, "cpu_splitk"));
+    CHECK(vb("report $VB_T/vb_cli.csv") == 2 && strstr(err, "malformed JSON"));
+    slurp(tmp("vb_cli.csv"), out, sizeof out);
     CHECK(!strncmp(out, "scenario,variant,kernel,mode,status", 35));
 
     /* Every machine format is one valid document, for every command and option that makes it. */
     cJSON *doc = NULL;
-    CHECK(vb("report /tmp/vb_cli.json --format json --baseline baseline_fixture.json") == 0 && is_json(out));
+    CHECK(vb("report $VB_T/vb_cli.json --format json --baseline baseline_fixture.json") == 0 && is_json(out));
     const int records = count_records(out);
     CHECK(records > 0);
-    CHECK(vb("report /tmp/vb_cli.json --format csv --baseline baseline_fixture.json") == 0 && csv_rows(out) == records);
+    CHECK(vb("report $VB_T/vb_cli.json --format csv --baseline baseline_fixture.json") == 0 && csv_rows(out) == records);
     CHECK(vb("tiny.json -q --no-gpu --format json --baseline baseline_fixture.json") == 0 && is_json(out));
-    CHECK(vb("tiny.json -q --no-gpu --format csv --baseline baseline_fixture.json --speedup /tmp/vb_cli_sp.csv") == 0 &&
+    CHECK(vb("tiny.json -q --no-gpu --format csv --baseline baseline_fixture.json --speedup $VB_T/vb_cli_sp.csv") == 0 &&
           csv_rows(out) == records);
-    slurp("/tmp/vb_cli_sp.csv", out, sizeof out);
+    slurp(tmp("vb_cli_sp.csv"), out, sizeof out);
     CHECK(csv_rows(out) > 0);
     /* --baseline repeats: a column group per dump, each named; the CSV stays rectangular. */
-    CHECK(vb("report /tmp/vb_cli.json --baseline baseline_fixture.json --baseline baseline_sglang_fixture.json "
-             "--speedup /tmp/vb_cli_sp2.csv") == 0 &&
+    CHECK(vb("report $VB_T/vb_cli.json --baseline baseline_fixture.json --baseline baseline_sglang_fixture.json "
+             "--speedup $VB_T/vb_cli_sp2.csv") == 0 &&
           strstr(out, "[1] builtin:") && strstr(out, "[2] SGLang 0.5.23: sglang.kernels.ops.attention.extend_attention"));
-    slurp("/tmp/vb_cli_sp2.csv", out, sizeof out);
+    slurp(tmp("vb_cli_sp2.csv"), out, sizeof out);
     CHECK(csv_rows(out) > 0 && strstr(out, ",sglang-0.5.23_graph_speedup,note\n"));
-    CHECK(vb("report /tmp/vb_cli.json --baseline baseline_fixture.json --baseline nonexistent.json") == 2 &&
+    CHECK(vb("report $VB_T/vb_cli.json --baseline baseline_fixture.json --baseline nonexistent.json") == 2 &&
           strstr(err, "nonexistent.json: cannot open"));
-    CHECK(vb("report /tmp/vb_cli.json -q --baseline a --baseline a --baseline a --baseline a --baseline a --baseline a "
+    CHECK(vb("report $VB_T/vb_cli.json -q --baseline a --baseline a --baseline a --baseline a --baseline a --baseline a "
              "--baseline a --baseline a --baseline a") == 2 && strstr(err, "too many --baseline dumps"));
-    slurp("/tmp/vb_cli.csv", out, sizeof out);
+    slurp(tmp("vb_cli.csv"), out, sizeof out);
     CHECK(csv_rows(out) == records);
     CHECK(csv_rows("a,b\n\"x,\"\"y\"\"\",2\n") == 1 && csv_rows("a,b\n1,2,3\n") == -1); /* the checker can fail */
 
     /* compare: the same run twice is no regression; a pass that fails now is (exit 1). */
-    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json") == 0 && strstr(out, "0 regressions"));
-    CHECK(system("sed 's/\"status\":\t\"pass\"/\"status\":\t\"FAIL\"/' /tmp/vb_cli.json > /tmp/vb_cli_broken.json") == 0);
-    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --markdown /tmp/vb_cli_cmp.md") == 1 &&
+    CHECK(vb("compare $VB_T/vb_cli.json $VB_T/vb_cli.json") == 0 && strstr(out, "0 regressions"));
+    CHECK(system("sed 's/\"status\":\t\"pass\"/\"status\":\t\"FAIL\"/' $VB_T/vb_cli.json > $VB_T/vb_cli_broken.json") == 0);
+    CHECK(vb("compare $VB_T/vb_cli.json $VB_T/vb_cli_broken.json --markdown $VB_T/vb_cli_cmp.md") == 1 &&
           strstr(out, "BROKEN"));
-    slurp("/tmp/vb_cli_cmp.md", out, sizeof out);
+    slurp(tmp("vb_cli_cmp.md"), out, sizeof out);
     CHECK(strstr(out, "| BROKEN |") && strstr(out, "regressions**"));
-    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli_broken.json --format json") == 1 && is_json(out));
+    CHECK(vb("compare $VB_T/vb_cli.json $VB_T/vb_cli_broken.json --format json") == 1 && is_json(out));
     (void)doc;
-    CHECK(vb("compare /tmp/vb_cli.json missing.json") == 2 && strstr(err, "missing.json"));
-    CHECK(vb("compare /tmp/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
-    CHECK(vb("compare /tmp/vb_cli.json /tmp/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
+    CHECK(vb("compare $VB_T/vb_cli.json missing.json") == 2 && strstr(err, "missing.json"));
+    CHECK(vb("compare $VB_T/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
+    CHECK(vb("compare $VB_T/vb_cli.json $VB_T/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
 
     /* Nothing is lost silently: a write that fails says why and exits 2, for files and stdout. */
     CHECK(vb("--json /dev/full tiny.json -q --no-gpu") == 2 && strstr(err, "/dev/full: writing failed: No space left"));
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' tiny.json -q --no-gpu --format json >/dev/full 2>/tmp/vb_cli_err", data, exe);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' tiny.json -q --no-gpu --format json >/dev/full 2>$VB_T/vb_cli_err", data, exe);
     int st = system(cmd);
-    slurp("/tmp/vb_cli_err", err, sizeof err);
+    slurp(tmp("vb_cli_err"), err, sizeof err);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err, "writing to stdout failed: No space left"));
-    snprintf(cmd, sizeof cmd, "'%s' report /tmp/vb_cli.json >/dev/full 2>/dev/null", exe);
+    snprintf(cmd, sizeof cmd, "'%s' report $VB_T/vb_cli.json >/dev/full 2>/dev/null", exe);
     st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
     CHECK(vb("--json /tmp/no_such_dir/x.json tiny.json -q --no-gpu") == 2 && strstr(err, "cannot write: No such file"));
     /* Directories, pipes and binary files get the right reason, or are read. */
     CHECK(vb("validate /tmp") == 2 && strstr(err, "/tmp: cannot read: Is a directory"));
     CHECK(vb("validate /dev/stdin < tiny.json") == 0 && strstr(out, "2 scenarios valid"));
-    CHECK(system("printf '{\"batch\": {\"size\": 1}}\\0{}' > /tmp/vb_cli_nul.json") == 0);
-    CHECK(vb("validate /tmp/vb_cli_nul.json") == 2 && strstr(err, "a NUL byte at offset 22"));
+    CHECK(system("printf '{\"batch\": {\"size\": 1}}\\0{}' > $VB_T/vb_cli_nul.json") == 0);
+    CHECK(vb("validate $VB_T/vb_cli_nul.json") == 2 && strstr(err, "a NUL byte at offset 22"));
 
     /* validate rejects what the run would: an int32 index buffer too small for the offsets. */
     write_file("vb_cli_i32.json", "{\"batch\": {\"size\": 1024, \"prefix_len\": 200000}, \"tree\": {\"preset\": "
                                   "\"chain\", \"nodes\": 64}, \"index_dtypes\": {\"mask_indptr\": \"int32\"}}");
-    CHECK(vb("validate /tmp/vb_cli_i32.json") == 2 && strstr(err, "index_dtypes: an int32 buffer cannot hold") &&
+    CHECK(vb("validate $VB_T/vb_cli_i32.json") == 2 && strstr(err, "index_dtypes: an int32 buffer cannot hold") &&
           strstr(out, "0 scenarios valid"));
 
     /* Host memory running out is bad input for that scenario, not a CUDA error (exit 4): one
@@ -209,22 +223,23 @@ int main(int argc, char **argv)
     write_file("vb_cli_oom.json", "[{\"name\": \"too-big\", \"batch\": {\"size\": 4, \"prefix_len\": 200000}, "
                                   "\"tree\": {\"preset\": \"chain\", \"nodes\": 4}},"
                                   " {\"name\": \"fits\", \"batch\": {\"size\": 2, \"prefix_len\": 30}}]");
-    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 400000 && '%s' /tmp/vb_cli_oom.json -q --no-gpu --threads 2 "
-             ">/tmp/vb_cli_out 2>/tmp/vb_cli_err", data, exe);
+    snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v 400000 && '%s' $VB_T/vb_cli_oom.json -q --no-gpu --threads 2 "
+             ">$VB_T/vb_cli_out 2>$VB_T/vb_cli_err", data, exe);
     st = system(cmd);
-    slurp("/tmp/vb_cli_out", out, sizeof out);
-    slurp("/tmp/vb_cli_err", err, sizeof err);
+    slurp(tmp("vb_cli_out"), out, sizeof out);
+    slurp(tmp("vb_cli_err"), err, sizeof err);
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-                  strstr(err, "/tmp/vb_cli_oom.json: [0]: scenario 'too-big': batch: too little host memory for the") &&
+                  strstr(err, "/vb_cli_oom.json: [0]: scenario 'too-big': batch: too little host memory for the") &&
                   strstr(out, "fits") && strstr(out, "1 pass"),
               "host OOM: status %d, said '%s'", st, err);
 #endif
 
     /* A failing check exits 1, also when a bad file is present too (1 outranks 2). */
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug unwritten") == 1 && strstr(out, "FAIL"));
-    CHECK(vb("tiny.json /tmp/vb_cli_bad.json -q --no-gpu --cpu-model-bug scale") == 1);
+    CHECK(vb("tiny.json $VB_T/vb_cli_bad.json -q --no-gpu --cpu-model-bug scale") == 1);
     CHECK(vb("tiny.json -q --no-gpu --cpu-model-bug nonsense") == 2);
     CHECK(vb("tiny.json -q --no-gpu --format csv") == 0 && !strncmp(out, "scenario,variant", 16));
     CHECK(vb("tiny.json -q --no-gpu -f eagle") == 0 && !strstr(out, "tiny-chain") && strstr(out, "tiny-eagle"));
+    CHECK(system("rm -rf \"$VB_T\"") == 0);
     TEST_MAIN_END();
 }
