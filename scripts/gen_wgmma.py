@@ -20,6 +20,11 @@ SHAPES = [  # (N, transpose A)
     (128, 0),  # the wgmma ceiling probe
 ] + [(n, 0) for n in (8, 16, 24, 32, 48, 64, 72, 80, 96, 144, 256)]  # wgmma_shapes, the rate by N
 
+RS_SHAPES = [  # (N, transpose B): A from registers, as O = P·V would issue it with P in registers
+    (64, 1),  # wgmma_shapes: V as B, dims contiguous (M-/N-major), N = 64 dims
+    (256, 1),  # wgmma_shapes: the same at N = 256 dims (half of d_v)
+]
+
 
 def wrapper(n, trans_a):
     regs = n // 2
@@ -39,10 +44,37 @@ __device__ __forceinline__ void {name}(float (&d)[{regs}], uint64_t a, uint64_t 
 '''
 
 
+def wrapper_rs(n, trans_b):
+    regs = n // 2
+    dlist = ", ".join(f"%{i}" for i in range(regs))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    alist = ", ".join(f"%{regs + i}" for i in range(4))
+    ins = ", ".join(f'"r"(a[{i}])' for i in range(4))
+    name = f"wgmma_m64n{n}k16_rs{'_tb' if trans_b else ''}"
+    return f'''
+// D (m64n{n}, fp32) = A·B (+ D when accumulate): A from registers (a thread's 4 x 2 bf16 of the
+// m64k16 fragment), B {"N-major (transposed)" if trans_b else "K-major"} bf16 in shared memory through a descriptor.
+__device__ __forceinline__ void {name}(float (&d)[{regs}], const uint32_t (&a)[4], uint64_t b, int accumulate)
+{{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 5}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{dlist}}}, {{{alist}}}, %{regs + 4}, p, 1, 1, {trans_b};\\n}}\\n"
+                 : {outs}
+                 : {ins}, "l"(b), "r"(accumulate));
+}}
+'''
+
+
 def by_n(n, trans_a):
     name = f"wgmma_m64n{n}k16{'_ta' if trans_a else ''}"
     return (f"template <> struct Wgmma<{n}, {trans_a}> {{\n"
             f"    static __device__ __forceinline__ void mma(float (&d)[{n // 2}], uint64_t a, uint64_t b, int acc) "
+            f"{{ {name}(d, a, b, acc); }}\n}};\n")
+
+
+def by_n_rs(n, trans_b):
+    name = f"wgmma_m64n{n}k16_rs{'_tb' if trans_b else ''}"
+    return (f"template <> struct WgmmaRs<{n}, {trans_b}> {{\n"
+            f"    static __device__ __forceinline__ void mma(float (&d)[{n // 2}], const uint32_t (&a)[4], uint64_t b, int acc) "
             f"{{ {name}(d, a, b, acc); }}\n}};\n")
 
 
@@ -51,9 +83,12 @@ def header():
             "// bf16 wgmma wrappers (sm_90a), one per shape the Hopper kernels and tools use.\n"
             "#pragma once\n\n#include <cstdint>\n\nnamespace vb {\n"
             + "".join(wrapper(n, t) for n, t in SHAPES)
+            + "".join(wrapper_rs(n, t) for n, t in RS_SHAPES)
             + "\n// The same wrappers by N (and whether A is transposed), for code templated on the shape.\n"
             + "template <int N, int TransA> struct Wgmma;\n"
             + "".join(by_n(n, t) for n, t in SHAPES)
+            + "template <int N, int TransB> struct WgmmaRs;\n"
+            + "".join(by_n_rs(n, t) for n, t in RS_SHAPES)
             + "\n} // namespace vb\n")
 
 

@@ -6,9 +6,12 @@
 //
 // One CTA per SM; 1 or 2 warpgroups each issue the shape back to back, 4 a commit group with one
 // group left in flight, accumulating into registers. Operands are 128-byte-swizzled, K-major (A
-// also M-major, mla_wgmma's Oᵀ), filled with arbitrary bf16. Each CTA times its loop with
-// clock64; the slowest CTA's SM clocks per instruction are reported, with the FLOP and the
-// shared-memory bytes (A: 2 KB, B: N × 32 B per instruction) that rate implies.
+// also M-major, mla_wgmma's Oᵀ), filled with arbitrary bf16. A last set of rows takes A from
+// registers and B N-major in 8 KB blocks of 64 columns (O = P·V with P in registers and V as
+// the ring's blocks hold it: the layout with rows on M, results/h200/NOTES.md). Each CTA times
+// its loop with clock64; the slowest CTA's SM clocks per instruction are reported, with the FLOP
+// and the shared-memory bytes (A: 2 KB unless from registers, B: N × 32 B per instruction) that
+// rate implies.
 //
 // usage: wgmma_shapes [ITERATIONS]   (groups of 4 per warpgroup; default 4000)
 #include <cstdint>
@@ -29,7 +32,11 @@ constexpr int kSmem = kBytes + 1024;         // room to align the base to 1024 B
 
 const vbtool::Tool tool{"wgmma_shapes"};
 
-template <int N, int TransA>
+// How an instruction reads its operands: both from shared memory (A K-major or M-major), or A
+// from registers and B N-major.
+enum Operands { kSS = 0, kSSTransA = 1, kRSTransB = 2 };
+
+template <int N, int Mode>
 __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks, float *sink, int iters, int warpgroups)
 {
     extern __shared__ unsigned char smem_raw[];
@@ -45,13 +52,21 @@ __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks,
 #pragma unroll
     for (int i = 0; i < N / 2; i++)
         d[i] = 0.f;
+    uint32_t ra[4]; // A's fragment when it comes from registers: bf16 values near 1
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        ra[i] = 0x3F803F80u ^ ((threadIdx.x + i) & 7);
     const long long t0 = clock64();
     wgmma_fence();
     for (int it = 0; it < iters; it++) {
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const uint64_t da = TransA ? sw128_desc(a + 2048 * k, 8192, 1024) : sw128_desc(a + 32 * k, 16, 1024);
-            Wgmma<N, TransA>::mma(d, da, sw128_desc(b + 32 * k, 16, 1024), 1);
+            if constexpr (Mode == kRSTransB) {
+                WgmmaRs<N, 1>::mma(d, ra, sw128_desc(b + 2048 * k, 8192, 1024), 1);
+            } else {
+                const uint64_t da = Mode == kSSTransA ? sw128_desc(a + 2048 * k, 8192, 1024) : sw128_desc(a + 32 * k, 16, 1024);
+                Wgmma<N, Mode>::mma(d, da, sw128_desc(b + 32 * k, 16, 1024), 1);
+            }
         }
         wgmma_commit();
         wgmma_wait<1>();
@@ -68,18 +83,20 @@ __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks,
         atomicMax(clocks, (unsigned long long)(t1 - t0));
 }
 
-// One table row per warpgroup count for shape m64nNk16 (A transposed when TransA).
-template <int N, int TransA> void rows(int sms, int iters, unsigned long long *clocks, float *sink)
+// One table row per warpgroup count for shape m64nNk16, its operands read as Mode says.
+template <int N, int Mode> void rows(int sms, int iters, unsigned long long *clocks, float *sink)
 {
-    tool.check(cudaFuncSetAttribute(shape_rate<N, TransA>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+    tool.check(cudaFuncSetAttribute(shape_rate<N, Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
                "cudaFuncSetAttribute");
+    static const char *const a_from[] = {"K-major", "M-major", "registers (B N-major)"};
+    const double smem_bytes = (Mode == kRSTransB ? 0.0 : 2048.0) + 32.0 * N; // a wgmma's shared-memory reads
     for (int wgs = 1; wgs <= 2; wgs++) {
         unsigned long long c = 0;
-        tool.warm_then_read([&] { shape_rate<N, TransA><<<sms, 256, kSmem>>>(clocks, sink, iters, wgs); }, clocks,
+        tool.warm_then_read([&] { shape_rate<N, Mode><<<sms, 256, kSmem>>>(clocks, sink, iters, wgs); }, clocks,
                             sizeof c, &c);
         const double per = (double)c / ((double)iters * 4 * wgs); // SM clocks per wgmma
-        printf("| %d | %s | %d | %.1f | %.0f | %.0f |\n", N, TransA ? "M-major" : "K-major", wgs, per,
-               2.0 * 64 * N * 16 / per, (2048.0 + 32.0 * N) / per);
+        printf("| %d | %s | %d | %.1f | %.0f | %.0f |\n", N, a_from[Mode], wgs, per, 2.0 * 64 * N * 16 / per,
+               smem_bytes / per);
     }
     fflush(stdout);
 }
@@ -95,7 +112,7 @@ int main(int argc, char **argv)
     float *sink;
     tool.check(cudaMalloc(&clocks, sizeof *clocks), "cudaMalloc");
     tool.check(cudaMalloc(&sink, sizeof *sink), "cudaMalloc");
-    printf("bf16 wgmma m64nNk16, both operands in shared memory, one CTA per SM (%d SMs), %d x 4 per warpgroup\n\n", sms,
+    printf("bf16 wgmma m64nNk16, operands in shared memory (the last rows: A in registers), one CTA per SM (%d SMs), %d x 4 per warpgroup\n\n", sms,
            iters);
     printf("| N | A | warpgroups | SM clocks per wgmma | FLOP per clock per SM | shared-memory bytes per clock |\n");
     printf("|---:|---|---:|---:|---:|---:|\n");
@@ -113,5 +130,7 @@ int main(int argc, char **argv)
     rows<128, 0>(sms, iters, clocks, sink);
     rows<144, 0>(sms, iters, clocks, sink);
     rows<256, 0>(sms, iters, clocks, sink);
+    rows<64, kRSTransB>(sms, iters, clocks, sink);
+    rows<256, kRSTransB>(sms, iters, clocks, sink);
     return 0;
 }
