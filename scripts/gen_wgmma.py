@@ -26,10 +26,14 @@ RS_SHAPES = [  # (N, transpose B): A from registers, as O = P·V would issue it 
 ]
 
 
+def accumulators(regs):
+    """The asm operand list of regs fp32 accumulators (%0 .. %regs-1) and their constraints."""
+    return (", ".join(f"%{i}" for i in range(regs)), ", ".join(f'"+f"(d[{i}])' for i in range(regs)))
+
+
 def wrapper(n, trans_a):
     regs = n // 2
-    dlist = ", ".join(f"%{i}" for i in range(regs))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    dlist, outs = accumulators(regs)
     name = f"wgmma_m64n{n}k16{'_ta' if trans_a else ''}"
     return f'''
 // D (m64n{n}, fp32) = A·B (+ D when accumulate): A {"M-major (transposed)" if trans_a else "K-major"}, B K-major,
@@ -46,8 +50,7 @@ __device__ __forceinline__ void {name}(float (&d)[{regs}], uint64_t a, uint64_t 
 
 def wrapper_rs(n, trans_b):
     regs = n // 2
-    dlist = ", ".join(f"%{i}" for i in range(regs))
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    dlist, outs = accumulators(regs)
     alist = ", ".join(f"%{regs + i}" for i in range(4))
     ins = ", ".join(f'"r"(a[{i}])' for i in range(4))
     name = f"wgmma_m64n{n}k16_rs{'_tb' if trans_b else ''}"

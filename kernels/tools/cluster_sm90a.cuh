@@ -1,8 +1,8 @@
 // What the Hopper tools that run clusters of CTAs share (kernels/tools/): the CTA's rank in its
 // cluster, another CTA's address of a shared-memory location, the cluster barrier, mbarrier
-// arrivals and transaction counts across CTAs, bulk copies into another CTA's shared memory, the
-// launch configuration of a cluster grid, and per-CTA timing: the global nanosecond timer and
-// the spread of every CTA's time.
+// arrivals and transaction counts across CTAs, bulk copies from global memory and into another
+// CTA's shared memory, the launch configuration of a cluster grid, and per-CTA timing: the
+// global nanosecond timer and the spread of every CTA's time.
 #pragma once
 
 #include <algorithm>
@@ -61,6 +61,15 @@ __device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, un
     asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                      dst),
                  "r"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// bytes from global memory into this CTA's shared memory (dst, bar: shared addresses), counted
+// on bar's transaction count as they land.
+__device__ __forceinline__ void bulk_copy_global(unsigned dst, const void *src, unsigned bytes, unsigned bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }
 

@@ -44,6 +44,7 @@
 namespace {
 
 using namespace vb;
+using vbtool::bulk_copy_global;
 using vbtool::bulk_copy_to_peer;
 using vbtool::cluster_config;
 using vbtool::cluster_rank;
@@ -109,13 +110,6 @@ __global__ void __launch_bounds__(128, 1) gather_cp_async(const char *pool, cons
         sink[0] = 1;
 }
 
-__device__ __forceinline__ void bulk_copy(unsigned dst, const void *src, unsigned bytes, unsigned bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-
 template <int S>
 __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
@@ -136,7 +130,7 @@ __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int
                 expect_tx(bar, kTileBytes);
             __syncwarp();
             for (int k = lane; k < kKeys; k += 32)
-                bulk_copy(base + (t % S) * kTileBytes + k * kRowBytes, pool + (int64_t)slots[t * kKeys + k] * kRowBytes,
+                bulk_copy_global(base + (t % S) * kTileBytes + k * kRowBytes, pool + (int64_t)slots[t * kKeys + k] * kRowBytes,
                           kRowBytes, bar);
         }
         const int64_t done = t - (S - 1); // the tile whose stage the next iteration refills

@@ -12,6 +12,13 @@
 
 namespace vbtool {
 
+// The first 1024-byte-aligned address of a dynamic shared-memory block (the 128-byte swizzle's
+// atom; the block is allocated 1024 bytes larger for it).
+__device__ __forceinline__ unsigned char *align_1024(unsigned char *raw)
+{
+    return raw + (1024 - (unsigned)__cvta_generic_to_shared(raw) % 1024) % 1024;
+}
+
 struct Tool {
     const char *name;
 

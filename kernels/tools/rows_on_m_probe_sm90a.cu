@@ -40,6 +40,7 @@
 namespace {
 
 using namespace vb;
+using vbtool::bulk_copy_global;
 using vbtool::expect_tx;
 
 constexpr int kRows = 64, kKeys = 64, kBlocks = 9; // 576 dims = 9 blocks of 64
@@ -47,33 +48,30 @@ constexpr int kBlockBytes = kKeys * 64 * 2;         // 8 KB: 64 keys (or rows) x
 constexpr int kTileBytes = kBlocks * kBlockBytes;   // 72 KB
 constexpr int kQ = 0, kRing = kTileBytes, kP = 3 * kTileBytes; // q, two tiles, then P
 constexpr int kStats = kP + kRows * kKeys * 2;      // the rows' max and rescale factors
-constexpr int kBars = kStats + 2 * kRows * 4;       // full[2], empty[2], pfull[2]
+constexpr int kBars = kStats + 2 * kRows * 4;       // the mbarriers below
 constexpr int kSmem = kBars + 6 * 8 + 1024;         // room to align the base to 1024 B
+// mbarriers: full (by stage: the tile landed), empty (by stage: both consumers are done with it),
+// pfull (by owner: P and the row statistics are out; a consumer never waits on the barrier it
+// arrives on, so none of its threads can pass a wait before its own phase completes).
+constexpr int kFull = 0, kEmpty = 2, kPFull = 4;
 constexpr int kThreads = 3 * 128;
 constexpr int kSources = 8;                         // tiles in the global buffer (576 KB, in L2)
 constexpr float kScale = 0.0625f;
 
 const vbtool::Tool tool{"rows_on_m_probe"};
 
-__device__ __forceinline__ void bulk_copy(unsigned dst, const void *src, unsigned bytes, unsigned bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
+// The shared address of mbarrier i (kFull + stage, kEmpty + stage, kPFull + owner).
+__device__ __forceinline__ unsigned bar(unsigned base, int i) { return base + kBars + 8 * i; }
 
 // Byte offset of (row, col) in a 64 x 64 bf16 block laid out for the 128-byte swizzle.
 __device__ __forceinline__ unsigned swz(int row, int col) { return row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2; }
 
 struct Consumer {
+    float *stats;  // the rows' rescale factors, then their max (kStats)
     unsigned base; // shared address of the aligned base
     int c;         // 0 or 1: which consumer, which half of O's dims
     float o[128];  // O for 64 rows x 256 dims (m64n256 accumulators)
     float m[2], l[2];
-
-    // full 0-1 (by stage), empty 2-3 (by stage), pfull 4-5 (by owner: a consumer never waits on the
-    // barrier it arrives on, so none of its threads can pass a wait before its own phase completes)
-    __device__ unsigned bar(int i) const { return base + kBars + 8 * i; }
 
     // O's half += P·V(tile in stage s), P as the A fragments of its 4 k16 slabs.
     __device__ void add_pv(const uint32_t (&p)[4][4], int s)
@@ -98,7 +96,7 @@ struct Consumer {
     {
         const int s = t % 2, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
         const int r0 = 16 * warp + g;
-        mbar_wait(bar(s), (t / 2) & 1);
+        mbar_wait(bar(base, kFull + s), (t / 2) & 1);
         float d[32] = {};
         wgmma_fence();
 #pragma unroll
@@ -138,17 +136,15 @@ struct Consumer {
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r0 + 8, 8 * j + 2 * tq)), "r"(p[j / 2][2 * (j % 2) + 1]));
         }
         l[0] = l[0] * f0 + sum[0], l[1] = l[1] * f1 + sum[1], m[0] = mx[0], m[1] = mx[1];
-        if (tq == 0) {
-            float *st = reinterpret_cast<float *>(smem_raw_generic() + kStats);
-            st[r0] = f0, st[r0 + 8] = f1, st[kRows + r0] = mx[0], st[kRows + r0 + 8] = mx[1];
-        }
+        if (tq == 0)
+            stats[r0] = f0, stats[r0 + 8] = f1, stats[kRows + r0] = mx[0], stats[kRows + r0 + 8] = mx[1];
         fence_proxy_async();
-        mbar_arrive(bar(4 + c)); // P and the factors are out (128 arrivals)
+        mbar_arrive(bar(base, kPFull + c)); // P and the factors are out (128 arrivals)
         rescale(f0, f1);
         add_pv(p, s);
         wgmma_wait<0>();
         if (threadIdx.x % 128 == 0)
-            mbar_arrive(bar(2 + s)); // this consumer is done with the stage
+            mbar_arrive(bar(base, kEmpty + s)); // this consumer is done with the stage
     }
 
     // The tile the other consumer owns: its factors, then P by ldmatrix, then this half of P·V.
@@ -156,10 +152,9 @@ struct Consumer {
     {
         const int s = t % 2, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32, g = lane / 4;
         const int r0 = 16 * warp + g;
-        mbar_wait(bar(4 + (1 - c)), (t / 2) & 1);
-        const float *st = reinterpret_cast<const float *>(smem_raw_generic() + kStats);
-        const float f0 = st[r0], f1 = st[r0 + 8];
-        m[0] = st[kRows + r0], m[1] = st[kRows + r0 + 8];
+        mbar_wait(bar(base, kPFull + 1 - c), (t / 2) & 1);
+        const float f0 = stats[r0], f1 = stats[r0 + 8];
+        m[0] = stats[kRows + r0], m[1] = stats[kRows + r0 + 8];
         rescale(f0, f1);
         uint32_t p[4][4];
         const int row = 16 * warp + lane % 16;
@@ -169,27 +164,25 @@ struct Consumer {
         add_pv(p, s);
         wgmma_wait<0>();
         if (threadIdx.x % 128 == 0)
-            mbar_arrive(bar(2 + s));
+            mbar_arrive(bar(base, kEmpty + s));
     }
 
-    static __device__ unsigned char *smem_raw_generic();
 };
-
-extern __shared__ unsigned char smem_raw[];
-__device__ unsigned char *Consumer::smem_raw_generic() { return smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024); }
 
 __global__ void __launch_bounds__(kThreads, 1) tile_probe(const unsigned char *src, unsigned long long *clocks, float *sink,
                                                           int tiles, int copies)
 {
-    unsigned char *sm = Consumer::smem_raw_generic();
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *sm = vbtool::align_1024(smem_raw);
     const unsigned base = smem_u32(sm);
     for (int i = threadIdx.x; i < (kStats - kQ) / 4; i += blockDim.x)
         reinterpret_cast<unsigned *>(sm)[i] = 0x3F803F80u ^ (i & 7); // bf16 values near 1
     if (threadIdx.x == 0) {
-        for (int i = 0; i < 4; i++)
-            mbar_init(base + kBars + 8 * i, i < 2 ? 1 : 2);
-        mbar_init(base + kBars + 32, 128);
-        mbar_init(base + kBars + 40, 128);
+        for (int s = 0; s < 2; s++) {
+            mbar_init(bar(base, kFull + s), 1);   // the producer's arrival (and the copies' bytes)
+            mbar_init(bar(base, kEmpty + s), 2);  // one thread of each consumer
+            mbar_init(bar(base, kPFull + s), 128); // every thread of the owner
+        }
         mbar_init_fence();
     }
     __syncthreads();
@@ -201,13 +194,13 @@ __global__ void __launch_bounds__(kThreads, 1) tile_probe(const unsigned char *s
         if (threadIdx.x == 0)
             for (int t = 0; t < tiles; t++) {
                 const int s = t % 2;
-                const unsigned full = base + kBars + 8 * s, stage = base + kRing + s * kTileBytes;
-                mbar_wait(base + kBars + 8 * (2 + s), ((t / 2) & 1) ^ 1);
+                const unsigned full = bar(base, kFull + s), stage = base + kRing + s * kTileBytes;
+                mbar_wait(bar(base, kEmpty + s), ((t / 2) & 1) ^ 1);
                 if (copies) {
                     expect_tx(full, kTileBytes);
                     const unsigned char *from = src + (size_t)((blockIdx.x + t) % kSources) * kTileBytes;
                     for (int b = 0; b < kBlocks; b++)
-                        bulk_copy(stage + b * kBlockBytes, from + b * kBlockBytes, kBlockBytes, full);
+                        bulk_copy_global(stage + b * kBlockBytes, from + b * kBlockBytes, kBlockBytes, full);
                 } else {
                     mbar_arrive(full);
                 }
@@ -215,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1) tile_probe(const unsigned char *s
     } else {
         setmaxnreg_inc<232>();
         Consumer k;
-        k.base = base, k.c = wg - 1;
+        k.stats = reinterpret_cast<float *>(sm + kStats), k.base = base, k.c = wg - 1;
 #pragma unroll
         for (int i = 0; i < 128; i++)
             k.o[i] = 0.f;

@@ -95,7 +95,7 @@ __device__ __forceinline__ long long timed_rounds(Acc &acc, unsigned a, unsigned
 __global__ void __launch_bounds__(kThreads, 1) order_probe(unsigned long long *clocks, float *sink, int rounds, int order)
 {
     extern __shared__ unsigned char smem_raw[];
-    unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
+    unsigned char *sm = vbtool::align_1024(smem_raw);
     for (int i = threadIdx.x; i < 64 * 1024 / 4; i += blockDim.x)
         reinterpret_cast<unsigned *>(sm)[i] = 0x3F803F80u ^ (i & 7); // bf16 values near 1
     __syncthreads();

@@ -40,7 +40,7 @@ template <int N, int Mode>
 __global__ void __launch_bounds__(256, 1) shape_rate(unsigned long long *clocks, float *sink, int iters, int warpgroups)
 {
     extern __shared__ unsigned char smem_raw[];
-    unsigned char *sm = smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
+    unsigned char *sm = vbtool::align_1024(smem_raw);
     for (int i = threadIdx.x; i < kBytes / 4; i += blockDim.x)
         reinterpret_cast<unsigned *>(sm)[i] = 0x3F803F80u ^ (i & 7); // bf16 values near 1
     __syncthreads();
