@@ -52,7 +52,7 @@
 // - Warpgroup 1 scores: Sᵀ for all 72 rows as one m64n72 chain over the tile's 9 k-blocks (each
 //   K byte read from shared memory once: 1296 tensor clocks a tile, results/h200/wgmma_shapes.txt),
 //   then the online softmax of every row, and Pᵀ with each row's rescale factor published on an
-//   mbarrier. In the 64-row kernel and the row pairs it then issues the next tile's Sᵀ at
+//   mbarrier. In the row pairs, quads and octets it then issues the next tile's Sᵀ at
 //   once, so that its MMAs share the tensor pipe with this tile's Oᵀ; in the 72- and 16-row
 //   kernels only once that Oᵀ is done (kScoresAfterValues: the 16-block ring's copies).
 // - Warpgroups 2 and 3 hold Oᵀ, value dims 0-255 and 256-511 of all 72 rows (4 × 36 fp32
@@ -94,6 +94,9 @@
 //   eagle64 117.2 → 116.0; bs 8 × 91k and 200k unchanged. A request's row tiles (eagle64's 8)
 //   read the same lines, but their pieces reach them at different times, so those reads mostly
 //   come from DRAM (223-231 MB for 37.7 MB of KV at eagle64).
+// - Units of 64 rows on one CTA (the 64-row kernel's long launches) put the rows on M instead:
+//   two consumer warpgroups take turns owning a tile's S = Q·Kᵀ and softmax, and each keeps
+//   half of O = P·V (RowsOnM, below). Same ring, producer, schedule and partials.
 // - Mask: as in mla_onepass, only tiles with draft-token columns (or every tile when the
 //   caller does not promise prefix_visible) read it, straight from global memory.
 #include <cstdio>
@@ -176,7 +179,8 @@ constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 // softmax earlier. A/B (3 rounds, 12 records, results/h200/NOTES.md, twenty-first): geomean
 // 0.989, bs 8 × 91k 257.5 → 254.0 µs, bs 8 × 200k 517.3 → 510.4, bs 1 × 200k 93.0 → 91.3, bs 8 ×
 // 23k 84.9 → 83.5. The 64-row kernel's 17-block ring and the row pairs' 21 measured slower with
-// it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issue Sᵀ beside Oᵀ.
+// it (eagle64 1.015, bs 8 × 4096 1.023, one A/B of 2 rounds), so they issued Sᵀ beside Oᵀ (the
+// 64-row units on one CTA have since moved to rows on M, RowsOnM).
 template <Unit kU> constexpr bool kScoresAfterValues = kRing<kU> == 16;
 constexpr int kMaxBatch = 16384;                // the schedule's prefix array lives in the ring
 // A row's reference max m moves only when a score passes it by kLazy (log2 units), so P =
@@ -265,6 +269,9 @@ template <Unit kU> struct Barriers { // for kRing<kU> blocks
     __device__ unsigned pready() const { return base + 8 * (2 * kR + 3); } // Pᵀ and its rescale published
     __device__ unsigned sums() const { return base + 8 * (2 * kR + 4); }   // the piece's row sums in rsum
     __device__ unsigned written() const { return base + 8 * (2 * kR + 5); } // the value warpgroups done with rsum
+    // Rows on M (RowsOnM): consumer `owner`'s P and row statistics published; pfree's and
+    // pready's words, which that walk does not use otherwise.
+    __device__ unsigned handoff(int owner) const { return base + 8 * (2 * kR + 2 + owner); }
 };
 
 // The next piece of a warpgroup's walk into ps; every thread of the warpgroup returns it.
@@ -402,6 +409,23 @@ template <Unit kU> struct Worker {
         if (lane < n)
             mbar_arrive(bar.empty((blk + pos(lane)) % kRing<kU>));
     }
+
+    // Waits for ring positions [from, to) of the tile starting at blk. No proxy fence between
+    // the copies' landing and wgmma's reads: the copies are cp.async, observed complete through
+    // the block's mbarrier (cp.async.mbarrier.arrive), which CUTLASS's cp.async GMMA mainloops and
+    // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
+    // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
+    // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
+    // back. The value warpgroups read only blocks the scorer has waited for and released after
+    // its own MMAs, so they wait on nothing but Pᵀ.
+    __device__ void await_blocks(uint32_t blk, int from, int to) const
+    {
+        for (int b = from; b < to; b++)
+            mbar_wait(bar.full((blk + b) % kRing<kU>), ((blk + b) / kRing<kU>) & 1);
+        if (kFenceCopies)
+            fence_proxy_async();
+        wgmma_fence();
+    }
 };
 
 // The scorer: Sᵀ = K·Qᵀ for all 72 rows, one m64n72 chain over the tile's 9 k-blocks (K read
@@ -411,7 +435,7 @@ template <Unit kU> struct Worker {
 // Oᵀ(t) is done, its softmax while they wait (kScoresAfterValues).
 template <Unit kU> struct Scorer : Worker<kU> {
     using W = Worker<kU>;
-    using W::kN, W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release;
+    using W::kN, W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release, W::await_blocks;
     float s[kN / 2]; // Sᵀ, keys 16·warp + g (+8): rows 8j + 2t (+1) in s[4j .. 4j + 3]
     float l[kN / 8][2]; // this thread's share of the sums of rows 8j + 2t + e
 
@@ -436,23 +460,6 @@ template <Unit kU> struct Scorer : Worker<kU> {
         v = op(v, __shfl_xor_sync(0xffffffffu, v, 16));
         if (g == 0)
             red[warp * kN + n] = v;
-    }
-
-    // Waits for ring positions [from, to) of the tile starting at blk. No proxy fence between
-    // the copies' landing and wgmma's reads: the copies are cp.async, observed complete through
-    // the block's mbarrier (cp.async.mbarrier.arrive), which CUTLASS's cp.async GMMA mainloops and
-    // FlashAttention-3's paged-KV loads also hand to wgmma unfenced. The PTX ISA asks for
-    // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
-    // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
-    // back. The value warpgroups read only blocks the scorer has waited for and released after
-    // its own MMAs, so they wait on nothing but Pᵀ.
-    __device__ void await_blocks(uint32_t blk, int from, int to) const
-    {
-        for (int b = from; b < to; b++)
-            mbar_wait(bar.full((blk + b) % kRing<kU>), ((blk + b) / kRing<kU>) & 1);
-        if (kFenceCopies)
-            fence_proxy_async();
-        wgmma_fence();
     }
 
     // Sᵀ of the tile starting at ring position blk: each k-block's MMAs as soon as its copies
@@ -815,6 +822,312 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
     }
 }
 
+// ---- rows on M: the 64-row kernel's one-CTA walk ----------------------------------------------
+
+// Units of 64 rows with the rows on the MMA's M side, as the public Hopper decode kernels lay
+// them out: S = Q·Kᵀ (M = 64 rows, N = 64 keys, both operands in shared memory: q and the ring
+// in the layouts above) and O = P·V with P from registers and V the ring's value blocks read
+// N-major (m64n64k16, wgmma_shapes.txt: full rate at half SS's shared-memory bytes). Two
+// consumer warpgroups take turns owning a tile: the owner computes S, the online softmax and P,
+// publishes P (8 KB) and the rows' rescale factors and max, then adds P·V into its half of O's
+// 512 dims; the other rescales its half, loads P by ldmatrix and adds P·V into its half. A
+// row's 64 scores lie in one quad of one warp, so the softmax needs no cross-warp step.
+// Warpgroup 3 idles, its registers given to the consumers (setmaxnreg). Against the scorer and
+// two value warpgroups (keys on M) it replaced, A/B in one machine start (3 rounds, 35 records
+// of mla_wgmma; results/h200/NOTES.md, thirty-fifth): geomean 0.987, tree-eagle64 92.5 → 90.6
+// µs, tree-explicit7 30.6 → 29.5, 4 heads at bs 8 × 32k 91.2 → 88.1, none slower beyond the
+// spread. eagle64 is not bound by this tile: without the KV copies (a timing build) it ran in
+// about 60 µs, and its 8 units a request each gather the request's KV. Issuing the next owned
+// tile's S before following the other's tile (so that it runs under the other's softmax) was
+// 1.3-1.4× slower at eagle64 (same NOTES): with 17 ring blocks its copies wait for the P·V
+// before.
+template <Unit kU> constexpr bool kRowsOnM = kU == Unit::Rows64;
+constexpr int kBarPair = 5; // both consumers, at the end of a piece (the same instruction in both)
+constexpr int kConsumerRegs = 216, kIdleRegs = 24;
+static_assert(128 * (kProducerRegs + kIdleRegs) + 256 * kConsumerRegs <= 65536, "rows-on-M setmaxnreg split");
+
+template <Unit kU> struct RowsOnM : Worker<kU> {
+    using W = Worker<kU>;
+    using W::p, W::sm, W::ps, W::bar, W::warp, W::lane, W::g, W::t, W::release, W::await_blocks;
+    static_assert(W::kN == 64, "64 rows on M");
+    const int c;      // tiles of this parity are this consumer's; O's dims 256c .. 256c + 255
+    float o[4][32];   // O: rows r0 (o[i][4j], [4j + 1]) and r0 + 8 ([4j + 2], [4j + 3]), dims 256c + 64i + 8j + 2t (+1)
+    float m[2], l[2]; // rows r0 and r0 + 8: reference max (log2 domain), this consumer's share of the sum
+    int64_t mrow[2];  // their mask rows, from mask0
+
+    __device__ RowsOnM(const vb_verify_params &p_, unsigned char *sm_, const PieceState &ps_, int c_)
+        : W(p_, sm_, ps_), c(c_)
+    {
+    }
+    __device__ int r0() const { return 16 * warp + g; }
+    // Byte offset of (row, col) in a 64 × 64 bf16 block in the 128-byte swizzle (P's buffer).
+    __device__ static unsigned swz(int row, int col) { return row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2; }
+    // The published tile's rescale factors (rows 0-63), then the rows' new max.
+    __device__ float *stats() const { return reinterpret_cast<float *>(sm + Smem<kU>::corr); }
+
+    __device__ void begin_piece()
+    {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int x = 0; x < 32; x++)
+                o[i][x] = 0.f;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            m[h] = -CUDART_INF_F, l[h] = 0.f;
+            mrow[h] = (int64_t)ps.heads.div(ps.row(r0() + 8 * h)) * ps.keys;
+        }
+    }
+
+    template <int B> __device__ __forceinline__ void score_each(float (&s)[32], uint32_t blk, uint64_t kv0, uint64_t q0)
+    {
+        if constexpr (B < kBlocks) {
+            await_blocks(blk, B, B + 1);
+            const uint64_t dk = desc_add(kv0, ((blk + B) % kRing<kU>) * kBlockBytes);
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++)
+                Wgmma<64, 0>::mma(s, desc_add(q0, block_at(B) * kQBlockBytes<kU> + 32 * ks), desc_add(dk, 32 * ks),
+                                  B > 0 || ks > 0);
+            score_each<B + 1>(s, blk, kv0, q0);
+        }
+    }
+
+    // Scores to the log2 domain, hidden keys to -inf (keys k0 + 8j + 2t + e of rows r0, r0 + 8);
+    // a round's mask bytes are all loaded before any is used.
+    __device__ void scale_and_mask(float (&s)[32], int tile) const
+    {
+        const float scale = p.sm_scale * kLog2e;
+        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys, P = ps.rq.P;
+        const bool mask = !p.prefix_visible || k0 + kKeys > P;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            s[i] *= scale;
+        if (!mask && k0 + kKeys <= keys)
+            return;
+        const uint8_t *mk = p.custom_mask + ps.rq.mask0;
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            uint8_t vis[4][2][2];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int64_t key = k0 + 8 * (4 * half + j) + 2 * t + e;
+                    const bool in = key < keys, read = in && mask && (key >= P || !p.prefix_visible);
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+                        vis[j][e][h] = read ? __ldg(mk + mrow[h] + key) : (uint8_t)in;
+                }
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+                        if (!vis[j][e][h])
+                            s[4 * (4 * half + j) + 2 * h + e] = -CUDART_INF_F;
+        }
+    }
+
+    // O *= f (rows r0, r0 + 8) unless no row of this warp moved.
+    __device__ void rescale(const float (&f)[2])
+    {
+        if (!__any_sync(0xffffffffu, f[0] != 1.f || f[1] != 1.f))
+            return;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                o[i][4 * j] *= f[0], o[i][4 * j + 1] *= f[0], o[i][4 * j + 2] *= f[1], o[i][4 * j + 3] *= f[1];
+    }
+
+    // The owned tile: S, the online softmax (lazy max, kLazy), P into registers (the A fragments
+    // of its four k16 slabs) and published with the rows' factors and max.
+    __device__ void own(int tile, int lo, int hi, uint32_t blk, uint32_t (&pa)[4][4])
+    {
+        float s[32];
+        score_each<0>(s, blk, sw128_desc(smem_u32(sm + Smem<kU>::kv), 16, 1024),
+                      sw128_desc(smem_u32(sm + Smem<kU>::q), 16, 1024));
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            fence_operand(s[i]);
+        if (tile == hi - 1 && lane == 0)
+            mbar_arrive(bar.qempty()); // the piece's last S is done with q
+        release(blk, kBlocks + 1, [](int i) { return i % kBlocks; }); // S's share; the rope's both
+        scale_and_mask(s, tile);
+        float mx[2] = {-CUDART_INF_F, -CUDART_INF_F}, f[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int x = 0; x < 32; x++)
+            mx[x % 4 / 2] = fmaxf(mx[x % 4 / 2], s[x]);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            const float mnew = mx[h] > m[h] + kLazy ? mx[h] : m[h];
+            f[h] = mnew == m[h] ? 1.f : exp2_ftz(m[h] - mnew); // 0 when m was -inf
+            m[h] = mnew;
+        }
+        const float mu[2] = {m[0] == -CUDART_INF_F ? 0.f : m[0], m[1] == -CUDART_INF_F ? 0.f : m[1]};
+        __syncwarp(); // this warp's reads of P's rows and the statistics (the tile before) are done
+        const unsigned pb = smem_u32(sm + Smem<kU>::p);
+        const int r = r0();
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float a = exp2_ftz(s[4 * j] - mu[0]), b = exp2_ftz(s[4 * j + 1] - mu[0]);
+            const float x = exp2_ftz(s[4 * j + 2] - mu[1]), y = exp2_ftz(s[4 * j + 3] - mu[1]);
+            sum[0] += a + b, sum[1] += x + y;
+            uint32_t &lo_row = pa[j / 2][2 * (j % 2)], &hi_row = pa[j / 2][2 * (j % 2) + 1];
+            lo_row = pack_bf16(a, b), hi_row = pack_bf16(x, y);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r, 8 * j + 2 * t)), "r"(lo_row) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r + 8, 8 * j + 2 * t)), "r"(hi_row) : "memory");
+        }
+        if (t == 0) {
+            float *st = stats();
+            st[r] = f[0], st[r + 8] = f[1], st[64 + r] = m[0], st[64 + r + 8] = m[1];
+        }
+        mbar_arrive(bar.handoff(c));
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            l[h] = l[h] * f[h] + sum[h];
+        if (tile > lo)
+            rescale(f);
+    }
+
+    // The other consumer's tile: its factors and max, then P by ldmatrix. n: tiles before it.
+    __device__ void follow(int tile, int lo, uint32_t n, uint32_t (&pa)[4][4])
+    {
+        mbar_wait(bar.handoff(1 - c), (n / 2) & 1);
+        const float *st = stats();
+        const int r = r0();
+        const float f[2] = {st[r], st[r + 8]};
+        m[0] = st[64 + r], m[1] = st[64 + r + 8];
+        const unsigned pb = smem_u32(sm + Smem<kU>::p);
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+            ldsm_x4(pa[kk], pb + swz(16 * warp + lane % 16, 16 * kk + 8 * (lane / 16)));
+        __syncwarp(); // before this warp writes the same rows as the next owner
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            l[h] *= f[h];
+        if (tile > lo)
+            rescale(f);
+    }
+
+    // O's half += P·V over the tile, a group per value block, each block's slot released as its
+    // group finishes.
+    __device__ void add_values(const uint32_t (&pa)[4][4], uint32_t blk)
+    {
+        const uint64_t v0 = sw128_desc(smem_u32(sm + Smem<kU>::kv), kBlockBytes, 1024);
+        wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const uint64_t dv = desc_add(v0, ((blk + pos_of(4 * c + i)) % kRing<kU>) * kBlockBytes);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                WgmmaRs<64, 1>::mma(o[i], pa[kk], desc_add(dv, 2048 * kk), 1);
+            wgmma_commit();
+        }
+        const auto done = [&](int i) { release(blk, 1, [&](int) { return pos_of(4 * c + i); }); };
+        wgmma_wait<3>(), done(0);
+        wgmma_wait<2>(), done(1);
+        wgmma_wait<1>(), done(2);
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int x = 0; x < 32; x++)
+                fence_operand(o[i][x]);
+        done(3);
+    }
+
+    // The piece's tiles. blk: ring position of its first block; tiles: tiles done before it.
+    __device__ void run_tiles(uint32_t &blk, uint32_t &tiles, uint32_t pieces)
+    {
+        const int lo = __shfl_sync(0xffffffffu, ps.pc.tile_lo, 0), hi = __shfl_sync(0xffffffffu, ps.pc.tile_hi, 0);
+        mbar_wait(bar.qfull(), pieces & 1);
+        for (int tile = lo; tile < hi; tile++, blk += kBlocks, tiles++) {
+            uint32_t pa[4][4];
+            if ((int)(tiles & 1) == c)
+                own(tile, lo, hi, blk, pa);
+            else
+                follow(tile, lo, tiles, pa);
+            add_values(pa, blk);
+        }
+    }
+
+    // Both consumers' sums met; this half of O to o (an uncut unit, normalised) or to the
+    // partial slot; the rows' lse or (max, sum) and the plan by consumer 0.
+    __device__ void finish(const SchedWorkspace &w, int row_tiles)
+    {
+        float *red = reinterpret_cast<float *>(sm + Smem<kU>::red);
+        const int r = r0();
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+            l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+            if (t == 0)
+                red[64 * c + r + 8 * h] = l[h];
+        }
+        named_barrier(kBarPair, 256);
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            l[h] += red[64 * (1 - c) + r + 8 * h];
+        named_barrier(kBarPair, 256); // both read before either writes red again
+        const int nrows = ps.nrows;
+        if (ps.pc.direct) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                uint16_t *dst = ps.o_row(p, r + 8 * h);
+                const float il = l[h] > 0.f ? 1.f / l[h] : 0.f;
+                if (dst)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            *reinterpret_cast<unsigned *>(dst + 256 * c + 64 * i + 8 * j + 2 * t) =
+                                pack_bf16(o[i][4 * j + 2 * h] * il, o[i][4 * j + 2 * h + 1] * il);
+                if (c == 0 && t == 0 && p.lse && r + 8 * h < nrows)
+                    p.lse[ps.token(r + 8 * h) * p.heads + ps.head(r + 8 * h)] = row_lse(m[h], l[h]);
+            }
+        } else {
+            const size_t row0 = (size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                if (r + 8 * h >= nrows)
+                    continue;
+                float *acc = w.acc + (row0 + r + 8 * h) * kDv + 256 * c;
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        *reinterpret_cast<float2 *>(acc + 64 * i + 8 * j + 2 * t) =
+                            make_float2(o[i][4 * j + 2 * h], o[i][4 * j + 2 * h + 1]);
+                if (c == 0 && t == 0)
+                    w.ml[row0 + r + 8 * h] = make_float2(m[h], l[h]);
+            }
+        }
+        if (ps.pc.plan_owner && c == 0 && threadIdx.x % 128 == 0)
+            w.plan[(size_t)ps.pc.b * row_tiles + ps.pc.rt] = ps.pc.plan;
+    }
+};
+
+template <Unit kU>
+__device__ void consume(const vb_verify_params &p, const SchedConfig &cfg, unsigned char *sm, Sched<kU> &sched,
+                        PieceState &ps, bool going, int c, void *ws)
+{
+    RowsOnM<kU> k(p, sm, ps, c);
+    const SchedWorkspace w(ws, cfg, p.batch, kDv);
+    uint32_t blk = 0, tiles = 0, pieces = 0;
+    while (next_piece<kU>(p, cfg, sched, ps, going, kBarScorer + c)) {
+        k.begin_piece();
+        k.run_tiles(blk, tiles, pieces++);
+        k.finish(w, cfg.row_tiles);
+        named_barrier(kBarScorer + c, 128); // ps is rewritten by the next walk step
+    }
+}
+
 // The dynamic shared memory, 1024-byte aligned (the swizzle atoms need it).
 __device__ __forceinline__ unsigned char *aligned_smem()
 {
@@ -843,7 +1156,7 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
         }
         mbar_init(bar.qfull(), 128);
         mbar_init(bar.qempty(), 4);
-        mbar_init(bar.pfree(), 8);
+        mbar_init(bar.pfree(), kRowsOnM<kU> ? 128 : 8); // rows on M: handoff(0) and handoff(1)
         mbar_init(bar.pready(), 128);
         mbar_init(bar.sums(), 128);
         mbar_init(bar.written(), 8);
@@ -853,6 +1166,13 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     if (wg == 0) {
         setmaxnreg_dec<kProducerRegs>();
         produce<kU>(p, c, sm, sched[0], ps[0], going);
+    } else if constexpr (kRowsOnM<kU>) {
+        if (wg == 3) {
+            setmaxnreg_dec<kIdleRegs>();
+        } else {
+            setmaxnreg_inc<kConsumerRegs>();
+            consume<kU>(p, c, sm, sched[wg], ps[wg], going, wg - 1, ws);
+        }
     } else if (wg == 1) {
         setmaxnreg_dec<kScorerRegs>();
         score<kU>(p, c, sm, sched[1], ps[1], going, ws);
@@ -1081,5 +1401,5 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 
 extern "C" const vb_kernel vb_kernel_mla_wgmma = {
     "mla_wgmma",
-    "Hopper: every row of a request per CTA, wgmma with keys on M, a producer warpgroup, sm_90a only",
+    "Hopper: every row of a request per CTA, wgmma (keys on M; rows on M for 64-row units), a producer warpgroup, sm_90a only",
     90, 1, workspace_bytes, unsupported, launch};
