@@ -836,8 +836,8 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 // two value warpgroups (keys on M) it replaced, A/B in one machine start (3 rounds, 35 records
 // of mla_wgmma; results/h200/NOTES.md, thirty-fifth): geomean 0.987, tree-eagle64 92.5 → 90.6
 // µs, tree-explicit7 30.6 → 29.5, 4 heads at bs 8 × 32k 91.2 → 88.1, none slower beyond the
-// spread. eagle64 is not bound by this tile: without the KV copies (a timing build) it ran in
-// about 60 µs, and its 8 units a request each gather the request's KV. Issuing the next owned
+// spread. eagle64 is bound by the tiles' chain, not by its copies: a timing build without them
+// (wrong outputs) ran it in 82 µs against 90 (keys on M: 85 against 92). Issuing the next owned
 // tile's S before following the other's tile (so that it runs under the other's softmax) was
 // 1.3-1.4× slower at eagle64 (same NOTES): with 17 ring blocks its copies wait for the P·V
 // before.
