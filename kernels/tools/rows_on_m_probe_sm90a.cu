@@ -18,13 +18,11 @@
 //
 // What it leaves out, so its time is a bound for the layout, not a kernel's: the tree mask, the
 // schedule's walk, partials and the combine, and the first tile's latency (it times a long run
-// of tiles). compute-sanitizer: synccheck and memcheck are clean; racecheck reports the owner's
-// stores of P and of the row statistics against the other consumer's reads as hazards, although
-// an mbarrier arrival by every owner thread after its stores precedes each read (pfull, by
-// owner, so that no thread waits on a barrier it arrives on). Why racecheck does not count that
-// ordering was not found (the verify kernels hand data through mbarriers the same way and are
-// clean; they wait with test_wait where this probe uses try_wait), so a read that runs early
-// cannot be ruled out by the tool. The timing does not depend on the values read.
+// of tiles). compute-sanitizer: memcheck, racecheck and synccheck are clean. A warp reads and
+// writes only its own 16 rows of P and of the row statistics, as follower of one tile and owner
+// of the next: without the __syncwarp between those reads and writes, racecheck reported 16
+// hazards on the hand-off (results/h200/rows_on_m_probe.txt); mla_wgmma's rows-on-M walk, which
+// has it, was clean from its first build.
 //
 // usage: rows_on_m_probe [TILES]   (tiles per CTA; default 512)
 #include <cstdint>
@@ -161,6 +159,7 @@ struct Consumer {
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
             ldsm_x4(p[kk], base + kP + swz(row, 16 * kk + 8 * (lane / 16)));
+        __syncwarp(); // this warp's reads of its rows before it writes them as the next owner
         add_pv(p, s);
         wgmma_wait<0>();
         if (threadIdx.x % 128 == 0)
