@@ -838,9 +838,10 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 // µs, tree-explicit7 30.6 → 29.5, 4 heads at bs 8 × 32k 91.2 → 88.1, none slower beyond the
 // spread. eagle64 is bound by the tiles' chain, not by its copies: a timing build without them
 // (wrong outputs) ran it in 82 µs against 90 (keys on M: 85 against 92). Issuing the next owned
-// tile's S before following the other's tile (so that it runs under the other's softmax) was
-// 1.3-1.4× slower at eagle64 (same NOTES): with 17 ring blocks its copies wait for the P·V
-// before.
+// tile's S while following the other's tile (so that it runs under the other's softmax) was
+// 1-3% slower at eagle64 and the 64-row trees (same NOTES): with 17 ring blocks its copies wait
+// for the P·V before. (Held in flight across the follower's P·V, S's accumulators also made
+// ptxas serialize every wgmma of the kernel: 1.3-1.4× slower.)
 template <Unit kU> constexpr bool kRowsOnM = kU == Unit::Rows64;
 constexpr int kBarPair = 5; // both consumers, at the end of a piece (the same instruction in both)
 constexpr int kConsumerRegs = 216, kIdleRegs = 24;
