@@ -1058,9 +1058,8 @@ template <Unit kU> struct RowsOnM : Worker<kU> {
         }
     }
 
-    // Both consumers' sums met; this half of O to o (an uncut unit, normalised) or to the
-    // partial slot; the rows' lse or (max, sum) and the plan by consumer 0.
-    __device__ void finish(const SchedWorkspace &w, int row_tiles)
+    // Each row's sum over both consumers' tiles, in both (l); returns the unit's rows.
+    __device__ int meet_sums()
     {
         float *red = reinterpret_cast<float *>(sm + Smem<kU>::red);
         const int r = r0();
@@ -1076,41 +1075,49 @@ template <Unit kU> struct RowsOnM : Worker<kU> {
         for (int h = 0; h < 2; h++)
             l[h] += red[64 * (1 - c) + r + 8 * h];
         named_barrier(kBarPair, 256); // both read before either writes red again
-        const int nrows = ps.nrows;
-        if (ps.pc.direct) {
+        return ps.nrows;
+    }
+
+    // An uncut unit: this half of O / l to o, and (consumer 0) the rows' lse.
+    __device__ void write_output(int nrows) const
+    {
+        const int r = r0();
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                uint16_t *dst = ps.o_row(p, r + 8 * h);
-                const float il = l[h] > 0.f ? 1.f / l[h] : 0.f;
-                if (dst)
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-#pragma unroll
-                        for (int j = 0; j < 8; j++)
-                            *reinterpret_cast<unsigned *>(dst + 256 * c + 64 * i + 8 * j + 2 * t) =
-                                pack_bf16(o[i][4 * j + 2 * h] * il, o[i][4 * j + 2 * h + 1] * il);
-                if (c == 0 && t == 0 && p.lse && r + 8 * h < nrows)
-                    p.lse[ps.token(r + 8 * h) * p.heads + ps.head(r + 8 * h)] = row_lse(m[h], l[h]);
-            }
-        } else {
-            const size_t row0 = (size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                if (r + 8 * h >= nrows)
-                    continue;
-                float *acc = w.acc + (row0 + r + 8 * h) * kDv + 256 * c;
+        for (int h = 0; h < 2; h++) {
+            uint16_t *dst = ps.o_row(p, r + 8 * h);
+            const float il = l[h] > 0.f ? 1.f / l[h] : 0.f;
+            if (dst)
 #pragma unroll
                 for (int i = 0; i < 4; i++)
 #pragma unroll
                     for (int j = 0; j < 8; j++)
-                        *reinterpret_cast<float2 *>(acc + 64 * i + 8 * j + 2 * t) =
-                            make_float2(o[i][4 * j + 2 * h], o[i][4 * j + 2 * h + 1]);
-                if (c == 0 && t == 0)
-                    w.ml[row0 + r + 8 * h] = make_float2(m[h], l[h]);
-            }
+                        *reinterpret_cast<unsigned *>(dst + 256 * c + 64 * i + 8 * j + 2 * t) =
+                            pack_bf16(o[i][4 * j + 2 * h] * il, o[i][4 * j + 2 * h + 1] * il);
+            if (c == 0 && t == 0 && p.lse && r + 8 * h < nrows)
+                p.lse[ps.token(r + 8 * h) * p.heads + ps.head(r + 8 * h)] = row_lse(m[h], l[h]);
         }
-        if (ps.pc.plan_owner && c == 0 && threadIdx.x % 128 == 0)
-            w.plan[(size_t)ps.pc.b * row_tiles + ps.pc.rt] = ps.pc.plan;
+    }
+
+    // A cut unit: this half of the unnormalised O into the partial slot, and (consumer 0) the
+    // rows' (max, sum).
+    __device__ void write_partial(const SchedWorkspace &w, int nrows) const
+    {
+        const size_t row0 = (size_t)ps.pc.slot * UnitOf<kU>::rows + slot_row0<kU>(ps);
+        const int r = r0();
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (r + 8 * h >= nrows)
+                continue;
+            float *acc = w.acc + (row0 + r + 8 * h) * kDv + 256 * c;
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    *reinterpret_cast<float2 *>(acc + 64 * i + 8 * j + 2 * t) =
+                        make_float2(o[i][4 * j + 2 * h], o[i][4 * j + 2 * h + 1]);
+            if (c == 0 && t == 0)
+                w.ml[row0 + r + 8 * h] = make_float2(m[h], l[h]);
+        }
     }
 };
 
@@ -1124,7 +1131,13 @@ __device__ void consume(const vb_verify_params &p, const SchedConfig &cfg, unsig
     while (next_piece<kU>(p, cfg, sched, ps, going, kBarScorer + c)) {
         k.begin_piece();
         k.run_tiles(blk, tiles, pieces++);
-        k.finish(w, cfg.row_tiles);
+        const int nrows = k.meet_sums();
+        if (ps.pc.direct)
+            k.write_output(nrows);
+        else
+            k.write_partial(w, nrows);
+        if (ps.pc.plan_owner && k.c == 0 && threadIdx.x % 128 == 0)
+            w.plan[(size_t)ps.pc.b * cfg.row_tiles + ps.pc.rt] = ps.pc.plan;
         named_barrier(kBarScorer + c, 128); // ps is rewritten by the next walk step
     }
 }
