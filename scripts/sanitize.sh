@@ -5,7 +5,9 @@
 # padded graph buckets and replays with fewer draft tokens, page 64 fragmented, a mask with
 # hidden prefix columns, and a graph captured at 24k tokens of context and replayed at 500 and
 # 8000 (so that the 72-row kernels of mla_wgmma and mla_onepass run each of their cuts: one CTA,
-# CTA quads and CTA pairs a unit; other scenario files may be named instead). Needs a GPU.
+# CTA quads and CTA pairs a unit), and 160 short 36-row requests (mla_wgmma's 64-row units on one
+# CTA, rows on M, some written to o directly and some cut; other scenario files may be named
+# instead). Needs a GPU.
 # Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
 # tool reported an error.
 # usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]   (default: tests/data/sanitize_paths.json)
