@@ -3,8 +3,9 @@
  * mla_wgmma's row pairs), every tile of every unit lands in exactly one piece, no two pieces
  * share a partial slot, the combine merges every cut row once, drops (when the launch streams
  * more KV than L2 holds) exactly the partial lines it merged, and the two CTAs of a pair walk
- * the same pieces; and the check does fail when a piece is dropped, two pieces share a slot,
- * the combine skips a row or drops a line it did not merge, or a pair's CTAs disagree. */
+ * the same pieces (and the sanitizer scenario for mla_wgmma's 64-row walk has both whole and
+ * cut units); and the check does fail when a piece is dropped, two pieces share a slot, the
+ * combine skips a row or drops a line it did not merge, or a pair's CTAs disagree. */
 #include "vbtest.h"
 
 #include "prng.h"
@@ -46,6 +47,26 @@ static void test_shipped_shapes(void)
     CHECK_MSG(pieces > 100 && cut == 1, "bs 1 x 200k: %ld pieces, %ld cut units", pieces, cut);
     CHECK(check_uniform(1, 1, 9, 8, &kWgmma, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0);
     CHECK_MSG(pieces == 1 && cut == 0, "bs 1 x 1: %ld pieces, %ld cut units", pieces, cut);
+}
+
+/* tests/data/sanitize_paths.json's san-rows-on-m-direct (160 requests of 60 tokens, a 9-token
+ * tree at 4 heads: one 36-row unit each in mla_wgmma's 64-row kernel) is there to run that
+ * kernel's one-CTA walk both ways under the sanitizers: its 800 positions need spans longer
+ * than one (the quads' limit), and some units must fall whole in a span (written to o
+ * directly) while others are cut. */
+static void test_sanitizer_direct_and_cut(void)
+{
+    enum { kBatch = 160 };
+    const vb_sched_config rows64 = {64, 64, 3, 1, 132, 1, 0};
+    int64_t p[kBatch], t[kBatch];
+    for (int b = 0; b < kBatch; b++)
+        p[b] = 60, t[b] = 9;
+    char why[256] = "";
+    long pieces = 0, cut = 0;
+    CHECK_MSG(vb_schedule_check(kBatch, p, t, 4, &rows64, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0,
+              "%s", why);
+    CHECK_MSG(kBatch * (2 + rows64.c0) > rows64.grid, "the cut's spans are longer than one position");
+    CHECK_MSG(cut > 0 && cut < kBatch, "%ld of %d units cut: want some cut and some whole", cut, kBatch);
 }
 
 static void test_random_batches(void)
@@ -195,6 +216,7 @@ static void test_fast_div(void)
 int main(void)
 {
     test_shipped_shapes();
+    test_sanitizer_direct_and_cut();
     test_random_batches();
     test_planted_bugs();
     test_refusals();
