@@ -417,7 +417,8 @@ template <Unit kU> struct Worker {
     // fence.proxy.async between generic-proxy writes and async-proxy reads, so this leans on what
     // those libraries rely on; kFenceCopies (meson -Dwgmma_fence_copies=true) brings the fence
     // back. The value warpgroups read only blocks the scorer has waited for and released after
-    // its own MMAs, so they wait on nothing but Pᵀ.
+    // its own MMAs, so they wait on nothing but Pᵀ; in the rows-on-M walk the consumer that
+    // follows a tile likewise reads only blocks its owner waited for before publishing P.
     __device__ void await_blocks(uint32_t blk, int from, int to) const
     {
         for (int b = from; b < to; b++)
