@@ -75,6 +75,8 @@ struct SchedConfig {
 // Workspace: plan [batch * row_tiles], then per slot (2 * grid) the (max, sum) of every row
 // and the rows x d_v unnormalised output, then cta_bytes of scratch per CTA (a kernel's own
 // per-piece staging, e.g. q in the order its MMAs read it).
+struct Piece;
+
 struct SchedWorkspace {
     PlanEntry *plan;
     float2 *ml;
@@ -88,6 +90,9 @@ struct SchedWorkspace {
         acc = reinterpret_cast<float *>(ml + (size_t)2 * c.grid * c.rows);
         cta_scratch = reinterpret_cast<unsigned char *>(acc + (size_t)2 * c.grid * c.rows * d_v);
     }
+
+    // A cut unit's plan entry, by the CTA that owns it (Piece::plan_owner), for the combine.
+    __device__ void record_plan(const Piece &pc, int row_tiles) const;
 
     static size_t bytes(const SchedConfig &c, int batch, int d_v, size_t cta_bytes)
     {
@@ -155,6 +160,11 @@ struct Piece {
     bool plan_owner; // this CTA records the unit's plan entry
     PlanEntry plan;
 };
+
+__device__ inline void SchedWorkspace::record_plan(const Piece &pc, int row_tiles) const
+{
+    plan[(size_t)pc.b * row_tiles + pc.rt] = pc.plan;
+}
 
 // The piece a CTA works on and the rows of its unit, as its threads read them. Kernels keep it
 // in shared memory (written by one thread per walk step) so that it costs no registers.

@@ -110,5 +110,11 @@ __device__ __forceinline__ uint64_t sw128_desc(unsigned addr, unsigned lead_byte
 {
     return smem_desc(addr, lead_bytes, stride_bytes, 1);
 }
+// Byte offset of bf16 element (row, col) of a 64-column block in that 128-byte swizzle: a row
+// is 128 bytes, and its 16-byte chunk col / 8 sits at chunk (col / 8) ^ (row % 8).
+__device__ __forceinline__ unsigned sw128_offset(int row, int col)
+{
+    return row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+}
 
 } // namespace vb

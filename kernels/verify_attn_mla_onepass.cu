@@ -740,7 +740,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         else
             op.write_partial(w);
         if (ps.pc.plan_owner && threadIdx.x == 0)
-            w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
+            w.record_plan(ps.pc, c.row_tiles);
         __syncthreads(); // the next piece reuses every shared buffer
     }
 }

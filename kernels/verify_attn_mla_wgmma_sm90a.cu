@@ -796,7 +796,7 @@ __device__ void score(const vb_verify_params &p, const SchedConfig &c, unsigned 
         sc.finish_sums(pieces++);
         sc.write_stats(w);
         if (ps.pc.plan_owner && threadIdx.x % 128 == 0)
-            w.plan[(size_t)ps.pc.b * c.row_tiles + ps.pc.rt] = ps.pc.plan;
+            w.record_plan(ps.pc, c.row_tiles);
         named_barrier(kBarScorer, 128); // ps is rewritten by the next walk step
     }
 }
@@ -862,8 +862,6 @@ template <Unit kU> struct RowsOnM : Worker<kU> {
     {
     }
     __device__ int r0() const { return 16 * warp + g; }
-    // Byte offset of (row, col) in a 64 × 64 bf16 block in the 128-byte swizzle (P's buffer).
-    __device__ static unsigned swz(int row, int col) { return row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2; }
     // The published tile's rescale factors (rows 0-63), then the rows' new max.
     __device__ float *stats() const { return reinterpret_cast<float *>(sm + Smem<kU>::corr); }
 
@@ -982,8 +980,8 @@ template <Unit kU> struct RowsOnM : Worker<kU> {
             sum[0] += a + b, sum[1] += x + y;
             uint32_t &lo_row = pa[j / 2][2 * (j % 2)], &hi_row = pa[j / 2][2 * (j % 2) + 1];
             lo_row = pack_bf16(a, b), hi_row = pack_bf16(x, y);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r, 8 * j + 2 * t)), "r"(lo_row) : "memory");
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r + 8, 8 * j + 2 * t)), "r"(hi_row) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + sw128_offset(r, 8 * j + 2 * t)), "r"(lo_row) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + sw128_offset(r + 8, 8 * j + 2 * t)), "r"(hi_row) : "memory");
         }
         if (t == 0) {
             float *st = stats();
@@ -1008,7 +1006,7 @@ template <Unit kU> struct RowsOnM : Worker<kU> {
         const unsigned pb = smem_u32(sm + Smem<kU>::p);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            ldsm_x4(pa[kk], pb + swz(16 * warp + lane % 16, 16 * kk + 8 * (lane / 16)));
+            ldsm_x4(pa[kk], pb + sw128_offset(16 * warp + lane % 16, 16 * kk + 8 * (lane / 16)));
         __syncwarp(); // before this warp writes the same rows as the next owner
 #pragma unroll
         for (int h = 0; h < 2; h++)
@@ -1138,7 +1136,7 @@ __device__ void consume(const vb_verify_params &p, const SchedConfig &cfg, unsig
         else
             k.write_partial(w, nrows);
         if (ps.pc.plan_owner && k.c == 0 && threadIdx.x % 128 == 0)
-            w.plan[(size_t)ps.pc.b * cfg.row_tiles + ps.pc.rt] = ps.pc.plan;
+            w.record_plan(ps.pc, cfg.row_tiles);
         named_barrier(kBarScorer + c, 128); // ps is rewritten by the next walk step
     }
 }

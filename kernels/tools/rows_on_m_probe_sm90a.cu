@@ -61,8 +61,6 @@ const vbtool::Tool tool{"rows_on_m_probe"};
 // The shared address of mbarrier i (kFull + stage, kEmpty + stage, kPFull + owner).
 __device__ __forceinline__ unsigned bar(unsigned base, int i) { return base + kBars + 8 * i; }
 
-// Byte offset of (row, col) in a 64 x 64 bf16 block laid out for the 128-byte swizzle.
-__device__ __forceinline__ unsigned swz(int row, int col) { return row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2; }
 
 struct Consumer {
     float *stats;  // the rows' rescale factors, then their max (kStats)
@@ -130,8 +128,8 @@ struct Consumer {
             sum[0] += a + b, sum[1] += x + y;
             p[j / 2][2 * (j % 2)] = pack_bf16(a, b);
             p[j / 2][2 * (j % 2) + 1] = pack_bf16(x, y);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r0, 8 * j + 2 * tq)), "r"(p[j / 2][2 * (j % 2)]));
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + swz(r0 + 8, 8 * j + 2 * tq)), "r"(p[j / 2][2 * (j % 2) + 1]));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + sw128_offset(r0, 8 * j + 2 * tq)), "r"(p[j / 2][2 * (j % 2)]));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(pb + sw128_offset(r0 + 8, 8 * j + 2 * tq)), "r"(p[j / 2][2 * (j % 2) + 1]));
         }
         l[0] = l[0] * f0 + sum[0], l[1] = l[1] * f1 + sum[1], m[0] = mx[0], m[1] = mx[1];
         if (tq == 0)
@@ -158,7 +156,7 @@ struct Consumer {
         const int row = 16 * warp + lane % 16;
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            ldsm_x4(p[kk], base + kP + swz(row, 16 * kk + 8 * (lane / 16)));
+            ldsm_x4(p[kk], base + kP + sw128_offset(row, 16 * kk + 8 * (lane / 16)));
         __syncwarp(); // this warp's reads of its rows before it writes them as the next owner
         add_pv(p, s);
         wgmma_wait<0>();
