@@ -845,8 +845,14 @@ __device__ void value(const vb_verify_params &p, const SchedConfig &c, unsigned 
 // ptxas serialize every wgmma of the kernel: 1.3-1.4× slower.)
 template <Unit kU> constexpr bool kRowsOnM = kU == Unit::Rows64;
 constexpr int kBarPair = 5; // both consumers, at the end of a piece (the same instruction in both)
-constexpr int kConsumerRegs = 216, kIdleRegs = 24;
-static_assert(128 * (kProducerRegs + kIdleRegs) + 256 * kConsumerRegs <= 65536, "rows-on-M setmaxnreg split");
+// Warpgroup 3 needs only enough registers to exit, so the producer can have 56 instead of the
+// other kernels' 48: 56 / 24 / 216 hands out all 65,536, and ptxas's spills in this kernel go
+// from 68 / 100 to 56 / 84 B. A/B against 48 (results/h200/NOTES.md, thirty-fifth and
+// thirty-sixth; two machine starts, 3 rounds each): geomean 0.996 over 10 records of the 64-row
+// kernel (tree-eagle64 90.7 → 89.7 µs) and 0.992 over 17 (tree-eagle64 90.4 → 89.1, the
+// 16-token chain 40.2 → 39.6).
+constexpr int kRomProducerRegs = 56, kConsumerRegs = 216, kIdleRegs = 24;
+static_assert(128 * (kRomProducerRegs + kIdleRegs) + 256 * kConsumerRegs <= 65536, "rows-on-M setmaxnreg split");
 
 template <Unit kU> struct RowsOnM : Worker<kU> {
     using W = Worker<kU>;
@@ -1177,7 +1183,10 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
-        setmaxnreg_dec<kProducerRegs>();
+        if constexpr (kRowsOnM<kU>)
+            setmaxnreg_dec<kRomProducerRegs>();
+        else
+            setmaxnreg_dec<kProducerRegs>();
         produce<kU>(p, c, sm, sched[0], ps[0], going);
     } else if constexpr (kRowsOnM<kU>) {
         if (wg == 3) {
