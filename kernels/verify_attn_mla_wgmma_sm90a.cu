@@ -161,15 +161,16 @@ constexpr int kThreads = 4 * 128;               // producer, scorer, two value w
 // __launch_bounds__(kThreads, 1): 128 a thread, 65,536 in all), so 128 · (producer + scorer) +
 // 256 · value must fit in that, or the value warpgroups wait forever. unsupported() checks it
 // against the built kernel. The value warpgroups hold Oᵀ (144 accumulators); the scorer a whole
-// Sᵀ chain (36) and its rows' sums and softmax. 48 / 112 / 176 hands out all 65,536. There
-// ptxas spills 52 B (76 of reloads) in the 72-row kernel, 28 / 36 in the 64-row one and none in
-// the 16-row one, in the schedule walk, the per-piece code and the head of the producer's tile
-// loop, none in the scorer's or the value warpgroups' tile loops (nvdisasm's line info). With
-// the producer at 40 it spilled 76 / 116, 36 / 52 and 16 / 24 B, with reloads inside the
-// producer's tile loop: 48 measured 0.982 of its time (A/B, 10 records, 0.946-0.996; the
-// all-empty replay of paths-heads1-empty-prefix 13.1 → 12.4 µs; results/h200/NOTES.md,
-// twentieth). 120 for the scorer spilled 56 / 92 B with a reload inside its Sᵀ chain, and 168
-// for the value warpgroups 628 / 772 B (results/resources.md).
+// Sᵀ chain (36) and its rows' sums and softmax. 48 / 112 / 176 hands out all 65,536. When the
+// producer went from 40 to 48 (4563dc8), ptxas's spills went from 76 / 116 to 52 / 76 B in the
+// 72-row kernel, 36 / 52 to 28 / 36 in the 64-row one and 16 / 24 to none in the 16-row one; at
+// 48 they sat in the schedule walk, the per-piece code and the head of the producer's tile loop,
+// none in the scorer's or the value warpgroups' tile loops (nvdisasm's line info), where at 40
+// the producer reloaded inside its tile loop. 48 measured 0.982 of 40's time (A/B, 10 records,
+// 0.946-0.996; the all-empty replay of paths-heads1-empty-prefix 13.1 → 12.4 µs; results/h200/
+// NOTES.md, twentieth). The kernels have since gained walks and spill more (today's counts:
+// results/resources.md). 120 for the scorer spilled 56 / 92 B with a reload inside its Sᵀ
+// chain, and 168 for the value warpgroups 628 / 772 B.
 constexpr int kProducerRegs = 48, kScorerRegs = 112, kValueRegs = 176;
 // The order of a tile's MMAs in the 16-block ring (72- and 16-row units): the scorer issues
 // Sᵀ(t+1) only once Oᵀ(t) is done, not beside it. Tile t+2's first 7 positions reuse the
