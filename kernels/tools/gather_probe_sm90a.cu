@@ -25,12 +25,28 @@
 //            memory would. The rate counts each row once. Also printed: how many such clusters
 //            (and clusters of 4 and 8) fit on the GPU at mla_wgmma's 384 threads and 228,584 B of
 //            shared memory a CTA.
+// - tma W:   tensor copies (a 2D tensor map over the pool, 128-byte swizzle) of one box of 64
+//            bf16 (one k-block of one row, 128 B) each, 576 a tile, issued by W warps (1, 4, 16) and
+//            completing on an mbarrier per stage. A row's k-blocks go to 9 blocks 8 KB apart, so a
+//            row cannot be one bulk copy into the layout wgmma reads; a box of one row can, if the
+//            copy swizzles by its destination's place in the 1024-byte atom. The probe checks
+//            that first (every byte of a tile against the pool, one CTA and a cluster pair) and
+//            says so.
+// - tma mc pairs W: the same in clusters of two CTAs that walk the same tiles, each issuing half of
+//            every tile's boxes with .multicast::cluster, so that every row is read from memory
+//            once and lands in both CTAs (as two units of a request sharing their KV would). The
+//            rate counts each row once.
 // Layouts: the slot table shuffles single rows (SGLang's page size 1 after churn) or whole
-// pages of 64 rows. Times are CUDA-event medians of 9 launches after 3 warm-ups.
+// pages of 64 rows. Times are CUDA-event medians of 9 launches after 3 warm-ups. A pool that
+// fits in L2 (e.g. 32768 rows, 38 MB) measures gathering from L2 instead of memory.
 //
 // usage: gather_probe [ROWS...]   (default: 1600000 728000, i.e. 1.84 and 0.84 GB pools)
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+
+#include <cuda.h>         // CUtensorMap
+#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -211,6 +227,160 @@ __global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const
         sink[0] = 1;
 }
 
+// ---- tensor copies of one 128-byte box per (row, k-block) ---------------------------------
+
+// Box (x, y) of the tensor map (bf16 x of row y: k-block x / 64 of KV row y) to dst, counted on
+// bar's transaction count as it lands; with a mask, into every CTA of the cluster the mask names,
+// at the same shared-memory offsets (dst and bar: this CTA's addresses).
+__device__ __forceinline__ void tma_box(unsigned dst, const CUtensorMap *map, int x, int y, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+                     dst),
+                 "l"(map), "r"(x), "r"(y), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_box_multicast(unsigned dst, const CUtensorMap *map, int x, int y, unsigned bar,
+                                                  unsigned short mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+                 "l"(map), "r"(x), "r"(y), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+// Boxes i = first, first + step, ... (below 576) of tile t into a stage: box i is k-block i % 9
+// of key i / 9, which the layout puts at block (i % 9) · 8 KB, row key · 128 B.
+template <bool kMulticast>
+__device__ __forceinline__ void tma_tile(unsigned stage, const CUtensorMap *map, const int *slots, int64_t t, int first,
+                                         int last, int step, unsigned bar)
+{
+    for (int i = first; i < last; i += step) {
+        const int key = i / 9, b = i % 9, slot = slots[t * kKeys + key];
+        if constexpr (kMulticast)
+            tma_box_multicast(stage + b * 8192 + key * 128, map, 64 * b, slot, bar, 3);
+        else
+            tma_box(stage + b * 8192 + key * 128, map, 64 * b, slot, bar);
+    }
+}
+
+// One CTA a walker (a contiguous range of tiles), S stages, W warps issuing the boxes.
+template <int S, int W>
+__global__ void __launch_bounds__(32 * W, 1) gather_tma(const __grid_constant__ CUtensorMap map, const int *slots,
+                                                        int64_t tiles, unsigned *sink)
+{
+    extern __shared__ unsigned char raw[];
+    __shared__ __align__(8) uint64_t bars[S];
+    unsigned char *sm = vbtool::align_1024(raw);
+    const int tid = threadIdx.x;
+    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    const unsigned base = smem_u32(sm);
+    if (tid == 0) {
+        for (int s = 0; s < S; s++)
+            mbar_init(smem_u32(&bars[s]), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) {
+            const unsigned bar = smem_u32(&bars[t % S]);
+            if (tid == 0)
+                expect_tx(bar, kTileBytes);
+            tma_tile<false>(base + (t % S) * kTileBytes, &map, slots, t, tid, 9 * kKeys, 32 * W, bar);
+        }
+        const int64_t d = t - (S - 1); // the tile whose stage the next iteration refills
+        if (d >= t0)
+            mbar_wait(smem_u32(&bars[d % S]), (unsigned)(((d - t0) / S) & 1));
+    }
+    if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
+        sink[0] = 1;
+}
+
+// Clusters of two that walk the same tiles: CTA r issues boxes [288 r, 288 r + 288) of each
+// tile into both CTAs. full[s]: the whole tile landed here (this CTA's boxes and the other's);
+// freed[s]: the other CTA is done with its stage s, so this CTA may write into it again.
+template <int S, int W>
+__global__ void __launch_bounds__(32 * W, 1) gather_tma_pairs(const __grid_constant__ CUtensorMap map, const int *slots,
+                                                              int64_t tiles, unsigned *sink)
+{
+    extern __shared__ unsigned char raw[];
+    __shared__ __align__(8) uint64_t full[S], freed[S];
+    unsigned char *sm = vbtool::align_1024(raw);
+    const int tid = threadIdx.x;
+    const unsigned rank = cluster_rank(), peer = rank ^ 1;
+    const int pairs = gridDim.x / 2, me = blockIdx.x / 2;
+    const int64_t t0 = tiles * me / pairs, t1 = tiles * (me + 1) / pairs;
+    const unsigned base = smem_u32(sm);
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&freed[s]), 1);
+        }
+        mbar_init_fence();
+    }
+    cluster_sync(); // both CTAs' barriers exist before either copies into the other
+    constexpr int kHalf = 9 * kKeys / 2;
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) {
+            const int s = (int)(t % S);
+            const unsigned k = (unsigned)((t - t0) / S);
+            mbar_wait<true>(smem_u32(&freed[s]), (k & 1) ^ 1); // the other CTA arrives on it
+            if (tid == 0)
+                expect_tx(smem_u32(&full[s]), kTileBytes);
+            tma_tile<true>(base + s * kTileBytes, &map, slots, t, kHalf * (int)rank + tid, kHalf * ((int)rank + 1), 32 * W,
+                           smem_u32(&full[s]));
+        }
+        const int64_t d = t - (S - 1);
+        if (d >= t0 && d < t1) {
+            const int s = (int)(d % S);
+            mbar_wait(smem_u32(&full[s]), (unsigned)(((d - t0) / S) & 1));
+            __syncthreads();
+            if (tid == 0)
+                remote_arrive(map_to(smem_u32(&freed[s]), peer));
+        }
+    }
+    cluster_sync(); // no CTA exits while the other may still copy into it
+    if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
+        sink[0] = 1;
+}
+
+// The check: tile 0 of the slot table gathered by tensor copies (one CTA, or with multicast one
+// cluster pair), every CTA's stage written out to out[cta] (kTileBytes each).
+template <bool kPairs>
+__global__ void __launch_bounds__(32, 1) tma_check(const __grid_constant__ CUtensorMap map, const int *slots,
+                                                   unsigned char *out)
+{
+    extern __shared__ unsigned char raw[];
+    __shared__ __align__(8) uint64_t bar;
+    unsigned char *sm = vbtool::align_1024(raw);
+    const int lane = threadIdx.x;
+    const unsigned rank = kPairs ? cluster_rank() : 0;
+    if (lane == 0) {
+        mbar_init(smem_u32(&bar), 1);
+        mbar_init_fence();
+    }
+    if constexpr (kPairs)
+        cluster_sync();
+    else
+        __syncwarp();
+    if (lane == 0)
+        expect_tx(smem_u32(&bar), kTileBytes);
+    constexpr int kBoxes = 9 * kKeys, kMine = kPairs ? kBoxes / 2 : kBoxes;
+    tma_tile<kPairs>(smem_u32(sm), &map, slots, 0, kMine * (int)rank + lane, kMine * ((int)rank + 1), 32, smem_u32(&bar));
+    mbar_wait(smem_u32(&bar), 0);
+    for (int i = lane; i < kTileBytes / 16; i += 32)
+        reinterpret_cast<uint4 *>(out + (size_t)blockIdx.x * kTileBytes)[i] = reinterpret_cast<const uint4 *>(sm)[i];
+    if constexpr (kPairs)
+        cluster_sync();
+}
+
+// The pool's 4-byte word w of row r reads (r << 10) | w in the check's pool, so every byte of a
+// gathered tile names where it came from.
+__global__ void fill_pattern(unsigned *pool, int64_t words)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < words; i += gridDim.x * (int64_t)blockDim.x)
+        pool[i] = (unsigned)(i / (kRowBytes / 4)) << 10 | (unsigned)(i % (kRowBytes / 4));
+}
+
 // Clusters of n CTAs of mla_wgmma's shape (384 threads, 228,584 B of dynamic shared memory) that
 // fit on the GPU at once; 0 when the query fails.
 __global__ void __launch_bounds__(384, 1) wgmma_shaped() {}
@@ -282,6 +452,118 @@ template <int S> float cluster_ms(int sms, const char *pool, const int *slots, i
     return median_ms([&] { tool.check(cudaLaunchKernelEx(&cfg, gather_cluster<S>, pool, slots, tiles, sink), "cudaLaunchKernelEx"); });
 }
 
+// A 2D tensor map over a pool of rows of 576 bf16: boxes of 64 bf16 of one row, landing in the
+// 128-byte swizzle.
+CUtensorMap pool_map(const void *pool, int64_t rows)
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    if (!encode) {
+        cudaDriverEntryPointQueryResult q;
+        tool.check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void **>(&encode), 12000,
+                                                    cudaEnableDefault, &q),
+                   "cudaGetDriverEntryPointByVersion");
+        if (q != cudaDriverEntryPointSuccess || !encode) {
+            fprintf(stderr, "gather_probe: the driver has no cuTensorMapEncodeTiled\n");
+            exit(1);
+        }
+    }
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {kRowBytes / 2, (cuuint64_t)rows}, strides[1] = {kRowBytes};
+    const cuuint32_t box[2] = {64, 1}, elems[2] = {1, 1};
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(pool), dims, strides, box, elems,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "gather_probe: cuTensorMapEncodeTiled failed (CUresult %d)\n", (int)r);
+        exit(1);
+    }
+    return map;
+}
+
+constexpr int kTmaSmem = kTileBytes + 1024; // one stage and the 1024-byte alignment
+
+// Milliseconds of one gather_tma<S, W> pass over the pool.
+template <int S, int W> float tma_ms(int sms, const CUtensorMap &map, const int *slots, int64_t tiles, unsigned *sink)
+{
+    const int smem = S * kTileBytes + 1024;
+    tool.check(cudaFuncSetAttribute(gather_tma<S, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+               "cudaFuncSetAttribute");
+    return median_ms([&] { gather_tma<S, W><<<sms, 32 * W, smem>>>(map, slots, tiles, sink); });
+}
+
+// The same for gather_tma_pairs<S, W>: clusters of two over the SMs.
+template <int S, int W>
+float tma_pairs_ms(int sms, const CUtensorMap &map, const int *slots, int64_t tiles, unsigned *sink)
+{
+    const int smem = S * kTileBytes + 1024;
+    tool.check(cudaFuncSetAttribute(gather_tma_pairs<S, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+               "cudaFuncSetAttribute");
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config(2, sms / 2 * 2, 32 * W, smem, attr);
+    return median_ms([&] {
+        tool.check(cudaLaunchKernelEx(&cfg, gather_tma_pairs<S, W>, map, slots, tiles, sink), "cudaLaunchKernelEx");
+    });
+}
+
+// Whether tensor copies of one-row boxes land in the swizzled k-block layout: tile 0 of a
+// shuffled slot table over a patterned pool, gathered by one CTA and by a multicasting cluster
+// pair, compared byte for byte. Prints the verdict; false on a mismatch.
+bool tma_layout_ok(std::mt19937_64 &rng)
+{
+    constexpr int64_t kRows = 4096;
+    unsigned *pool;
+    int *slots;
+    unsigned char *out;
+    tool.check(cudaMalloc(&pool, kRows * kRowBytes), "cudaMalloc");
+    tool.check(cudaMalloc(&slots, kKeys * sizeof(int)), "cudaMalloc");
+    tool.check(cudaMalloc(&out, 2 * kTileBytes), "cudaMalloc");
+    fill_pattern<<<64, 256>>>(pool, kRows * kRowBytes / 4);
+    std::vector<int> s(kRows);
+    for (int i = 0; i < kRows; i++)
+        s[i] = i;
+    std::shuffle(s.begin(), s.end(), rng);
+    tool.check(cudaMemcpy(slots, s.data(), kKeys * sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
+    const CUtensorMap map = pool_map(pool, kRows);
+    bool ok = true;
+    for (int pairs = 0; pairs < 2; pairs++) {
+        tool.check(cudaMemset(out, 0, 2 * kTileBytes), "cudaMemset");
+        if (pairs) {
+            tool.check(cudaFuncSetAttribute(tma_check<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem),
+                       "cudaFuncSetAttribute");
+            cudaLaunchAttribute attr;
+            const cudaLaunchConfig_t cfg = cluster_config(2, 2, 32, kTmaSmem, attr);
+            tool.check(cudaLaunchKernelEx(&cfg, tma_check<true>, map, (const int *)slots, out), "cudaLaunchKernelEx");
+        } else {
+            tool.check(cudaFuncSetAttribute(tma_check<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem),
+                       "cudaFuncSetAttribute");
+            tma_check<false><<<1, 32, kTmaSmem>>>(map, slots, out);
+        }
+        tool.check(cudaDeviceSynchronize(), "the tensor-copy check");
+        std::vector<unsigned> got(2 * kTileBytes / 4);
+        tool.check(cudaMemcpy(got.data(), out, 2 * kTileBytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        long bad = 0, first = -1;
+        for (int cta = 0; cta < (pairs ? 2 : 1); cta++)
+            for (int key = 0; key < kKeys; key++)
+                for (int b = 0; b < 9; b++)
+                    for (int ch = 0; ch < 8; ch++)
+                        for (int e = 0; e < 4; e++) {
+                            const size_t at = (size_t)cta * kTileBytes / 4 + (b * 8192 + key * 128 + 16 * (ch ^ (key & 7))) / 4 + e;
+                            const unsigned want = (unsigned)s[key] << 10 | (unsigned)(b * 32 + ch * 4 + e);
+                            if (got[at] != want && bad++ == 0)
+                                first = (long)at;
+                        }
+        printf("tensor-copy layout check, %s: %s", pairs ? "a multicasting cluster pair (both CTAs)" : "one CTA",
+               bad ? "MISMATCH" : "every byte of a tile in the swizzled k-block layout\n");
+        if (bad)
+            printf(" (%ld words wrong, the first at word %ld)\n", bad, first);
+        ok = ok && !bad;
+    }
+    cudaFree(pool);
+    cudaFree(slots);
+    cudaFree(out);
+    return ok;
+}
+
 // Slots of n rows: single rows shuffled, or pages of 64 rows shuffled (rows in order inside).
 std::vector<int> slot_table(int64_t n, bool pages, std::mt19937_64 &rng)
 {
@@ -333,9 +615,12 @@ int main(int argc, char **argv)
         const int fit = clusters_that_fit(n);
         printf(" %d of %d (%d CTAs);", fit, n, n * fit);
     }
-    printf("\n\nGB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async and bulk: one CTA per SM, S stages of 72 KB\n\n");
-    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs | S2 cluster | S3 cluster |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("\n\n");
+    const bool tma_ok = tma_layout_ok(rng);
+    printf("\nGB/s (1e9 bytes / s) gathering 1152-byte rows; cp.async, bulk and tma: one CTA per SM, S stages of 72 KB\n\n");
+    printf("| pool | slots | ld 8x256 | cp.async S2 R16 | S2 R4 | S2 R2 | S2 R1 | S3 R4 | bulk S2 | S2 R4 pairs | S2 cluster | S3 cluster "
+           "| tma S2 W1 | W4 | W16 | mc pairs W1 | W4 | W16 |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int64_t n : sizes) {
         for (bool pages : {false, true}) {
             const std::vector<int> s = slot_table(n, pages, rng);
@@ -355,7 +640,20 @@ int main(int argc, char **argv)
             printf(" %.0f |", gbps(tile_bytes, bulk_ms<2>(sms, pool, slots, tiles, sink)));
             printf(" %.0f |", gbps(tile_bytes, cp_async_ms<2, 4, true>(sms, pool, slots, tiles, sink)));
             printf(" %.0f |", gbps(tile_bytes, cluster_ms<2>(sms, pool, slots, tiles, sink)));
-            printf(" %.0f |\n", gbps(tile_bytes, cluster_ms<3>(sms, pool, slots, tiles, sink)));
+            printf(" %.0f |", gbps(tile_bytes, cluster_ms<3>(sms, pool, slots, tiles, sink)));
+            if (tma_ok) {
+                const CUtensorMap map = pool_map(pool, n);
+                const float tma[] = {tma_ms<2, 1>(sms, map, slots, tiles, sink), tma_ms<2, 4>(sms, map, slots, tiles, sink),
+                                     tma_ms<2, 16>(sms, map, slots, tiles, sink),
+                                     tma_pairs_ms<2, 1>(sms, map, slots, tiles, sink),
+                                     tma_pairs_ms<2, 4>(sms, map, slots, tiles, sink),
+                                     tma_pairs_ms<2, 16>(sms, map, slots, tiles, sink)};
+                for (float ms : tma)
+                    printf(" %.0f |", gbps(tile_bytes, ms));
+                printf("\n");
+            } else {
+                printf(" - | - | - | - | - | - |\n");
+            }
             fflush(stdout);
         }
     }
