@@ -126,38 +126,55 @@ __global__ void __launch_bounds__(128, 1) gather_cp_async(const char *pool, cons
         sink[0] = 1;
 }
 
+// One CTA a walker (a contiguous range of tiles) through S stages of shared memory from base,
+// each completing on its mbarrier's transaction count: copy(stage, t, bar) issues tile t's
+// kTileBytes into stage (thread 0 arms bar for them; a copy that lands first only makes the
+// count go below zero for a while), and every thread waits for a stage before it is refilled.
+template <int S, class Copy>
+__device__ __forceinline__ void walk_tx_stages(unsigned base, uint64_t (&bars)[S], int64_t tiles, Copy copy)
+{
+    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++)
+            mbar_init(smem_u32(&bars[s]), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    for (int64_t t = t0; t < t1 + S - 1; t++) {
+        if (t < t1) {
+            const unsigned bar = smem_u32(&bars[t % S]);
+            if (threadIdx.x == 0)
+                expect_tx(bar, kTileBytes);
+            copy(base + (unsigned)(t % S) * kTileBytes, t, bar);
+        }
+        const int64_t done = t - (S - 1); // the tile whose stage the next iteration refills
+        if (done >= t0)
+            mbar_wait(smem_u32(&bars[done % S]), (unsigned)(((done - t0) / S) & 1));
+    }
+}
+
 template <int S>
 __global__ void __launch_bounds__(32, 1) gather_bulk(const char *pool, const int *slots, int64_t tiles, unsigned *sink)
 {
     extern __shared__ __align__(1024) unsigned char sm[];
     __shared__ __align__(8) uint64_t bars[S];
     const int lane = threadIdx.x;
-    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
-    const unsigned base = smem_u32(sm);
-    if (lane == 0)
-        for (int s = 0; s < S; s++)
-            mbar_init(smem_u32(&bars[s]), 1);
-    mbar_init_fence();
-    __syncwarp();
-    for (int64_t t = t0; t < t1 + S - 1; t++) {
-        if (t < t1) {
-            const unsigned bar = smem_u32(&bars[t % S]);
-            if (lane == 0)
-                expect_tx(bar, kTileBytes);
-            __syncwarp();
-            for (int k = lane; k < kKeys; k += 32)
-                bulk_copy_global(base + (t % S) * kTileBytes + k * kRowBytes, pool + (int64_t)slots[t * kKeys + k] * kRowBytes,
-                          kRowBytes, bar);
-        }
-        const int64_t done = t - (S - 1); // the tile whose stage the next iteration refills
-        if (done >= t0)
-            mbar_wait(smem_u32(&bars[done % S]), (unsigned)(((done - t0) / S) & 1));
-    }
+    walk_tx_stages<S>(smem_u32(sm), bars, tiles, [&](unsigned stage, int64_t t, unsigned bar) {
+        for (int k = lane; k < kKeys; k += 32)
+            bulk_copy_global(stage + k * kRowBytes, pool + (int64_t)slots[t * kKeys + k] * kRowBytes, kRowBytes, bar);
+    });
     if (sm[lane] == 0x5a && sm[lane + 1] == 0xa5)
         sink[0] = 1;
 }
 
 // ---- clusters of two that share each tile through distributed shared memory ----------------
+
+// The first tile of the range that this CTA's cluster pair walks (end = 1: the first past it).
+__device__ __forceinline__ int64_t pair_tile(int64_t tiles, int end)
+{
+    const int pairs = gridDim.x / 2, me = blockIdx.x / 2 + end;
+    return tiles * me / pairs;
+}
 
 // Stage s of each CTA: the tile's 9 k-blocks of [64 keys][128 B]; CTA r copies keys 32r..32r+31
 // (4 KB of each k-block) and forwards them. Barriers per stage: mine (its 128 threads' copies
@@ -171,8 +188,7 @@ __global__ void __launch_bounds__(128, 1) gather_cluster(const char *pool, const
     constexpr unsigned kHalf = 9 * 4096;
     const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
     const unsigned rank = cluster_rank(), peer = rank ^ 1;
-    const int pairs = gridDim.x / 2, me = blockIdx.x / 2;
-    const int64_t t0 = tiles * me / pairs, t1 = tiles * (me + 1) / pairs;
+    const int64_t t0 = pair_tile(tiles, 0), t1 = pair_tile(tiles, 1);
     const unsigned base = smem_u32(sm);
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
@@ -263,7 +279,7 @@ __device__ __forceinline__ void tma_tile(unsigned stage, const CUtensorMap *map,
     }
 }
 
-// One CTA a walker (a contiguous range of tiles), S stages, W warps issuing the boxes.
+// One CTA a walker, S stages, W warps issuing the boxes.
 template <int S, int W>
 __global__ void __launch_bounds__(32 * W, 1) gather_tma(const __grid_constant__ CUtensorMap map, const int *slots,
                                                         int64_t tiles, unsigned *sink)
@@ -272,25 +288,9 @@ __global__ void __launch_bounds__(32 * W, 1) gather_tma(const __grid_constant__ 
     __shared__ __align__(8) uint64_t bars[S];
     unsigned char *sm = vbtool::align_1024(raw);
     const int tid = threadIdx.x;
-    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
-    const unsigned base = smem_u32(sm);
-    if (tid == 0) {
-        for (int s = 0; s < S; s++)
-            mbar_init(smem_u32(&bars[s]), 1);
-        mbar_init_fence();
-    }
-    __syncthreads();
-    for (int64_t t = t0; t < t1 + S - 1; t++) {
-        if (t < t1) {
-            const unsigned bar = smem_u32(&bars[t % S]);
-            if (tid == 0)
-                expect_tx(bar, kTileBytes);
-            tma_tile<false>(base + (t % S) * kTileBytes, &map, slots, t, tid, 9 * kKeys, 32 * W, bar);
-        }
-        const int64_t d = t - (S - 1); // the tile whose stage the next iteration refills
-        if (d >= t0)
-            mbar_wait(smem_u32(&bars[d % S]), (unsigned)(((d - t0) / S) & 1));
-    }
+    walk_tx_stages<S>(smem_u32(sm), bars, tiles, [&](unsigned stage, int64_t t, unsigned bar) {
+        tma_tile<false>(stage, &map, slots, t, tid, 9 * kKeys, 32 * W, bar);
+    });
     if (sm[tid] == 0x5a && sm[tid + 1] == 0xa5)
         sink[0] = 1;
 }
@@ -307,8 +307,7 @@ __global__ void __launch_bounds__(32 * W, 1) gather_tma_pairs(const __grid_const
     unsigned char *sm = vbtool::align_1024(raw);
     const int tid = threadIdx.x;
     const unsigned rank = cluster_rank(), peer = rank ^ 1;
-    const int pairs = gridDim.x / 2, me = blockIdx.x / 2;
-    const int64_t t0 = tiles * me / pairs, t1 = tiles * (me + 1) / pairs;
+    const int64_t t0 = pair_tile(tiles, 0), t1 = pair_tile(tiles, 1);
     const unsigned base = smem_u32(sm);
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
