@@ -261,13 +261,36 @@ __device__ __forceinline__ void store_partial_m16n8(float *acc, int dv, int nrow
         acc[(size_t)(n0 + 1) * dv + d] = c1, acc[(size_t)(n0 + 1) * dv + d + 8] = c3;
 }
 
+// The span of a cut of total positions into `cuts` spans (at least min_span). With kAlign, when
+// every request costs the same (first_cost, request 0's positions, times batch is the total: a
+// stand-in that costs only balance when it guesses wrong, never coverage, since the span only
+// grows) and holds several units (row tiles; eagle64: 8 units of 64 rows), the span is the
+// smallest up to 1/16 longer that divides a unit's cost: then every unit starts at a span
+// boundary, and the units of a request read each KV tile at about the same time, the later ones
+// from L2. No kernel aligns yet. mla_wgmma's 64-row units on one CTA with it measured eagle64
+// 90.1 → 88.7 µs on hot graph replays and 97.7 → 91.8 with L2 flushed, the other 15 records of
+// that kernel within 1.1% hot and 3% cold either way (results/h200/NOTES.md, thirty-sixth); it
+// needs a sanitizer scenario that takes the aligned cut and a results run before it lands.
+// mla_onepass, bound by its MMAs, measured slower with it.
+template <bool kAlign>
+__host__ __device__ __forceinline__ int cut_span(const SchedConfig &c, int cuts, int batch, int first_cost, int total)
+{
+    const int span = max((total + cuts - 1) / cuts, c.min_span);
+    if (!kAlign || c.row_tiles < 2 || batch < 1 || (int64_t)first_cost * batch != total)
+        return span;
+    const int unit = first_cost / c.row_tiles, k = unit / span;
+    if (k < 1 || unit % k || unit / k * 16 > span * 17)
+        return span;
+    return unit / k;
+}
+
 // The cut, as every CTA of the main launch derives it. Built once per CTA by all its
 // threads (start_positions needs the whole block), then walked piece by piece.
 // kTag: a file with several kernels gives each its own Schedule type, so that each keeps
 // start_positions' shared scratch to itself (mla_wgmma's 72-, 64- and 16-row kernels).
 // kHalves: CTAs that share each span (2: a CTA pair, each taking half of every unit's rows; the
-// cut is then over grid / 2 spans and CTAs 2g and 2g + 1 walk span g).
-template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedule {
+// cut is then over grid / 2 spans and CTAs 2g and 2g + 1 walk span g). kAlign: see cut_span.
+template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1, bool kAlign = false> struct Schedule {
     int span, begin, end; // this CTA's positions [begin, end)
     int b, rt;            // the unit the walk is at
     int64_t unit_start;   // its first position
@@ -322,7 +345,7 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1> struct Schedul
                                    int host_cta = 0)
     {
         const int cuts = c.grid / kHalves;
-        span = max((total + cuts - 1) / cuts, c.min_span);
+        span = cut_span<kAlign>(c, cuts, p.batch, p.batch > 0 ? pos[1] : 0, total);
         begin = schedule_cta(host_cta) / kHalves * span;
         end = min(begin + span, total);
         if (begin >= end)

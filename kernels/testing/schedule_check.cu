@@ -26,7 +26,7 @@ int fail(char *why, size_t n, int code, const char *fmt, long a, long b, long c)
 }
 
 // The pieces of every CTA, in walk order.
-template <int kKeys, int kHalves>
+template <int kKeys, int kHalves, bool kAlign>
 std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
 {
     std::vector<int> pos((size_t)p.batch + 1, 0);
@@ -34,7 +34,7 @@ std::vector<Walked> walk(const vb_verify_params &p, const SchedConfig &c)
         pos[b + 1] = pos[b] + unit_cost(load_request<kKeys>(p, c, b), c);
     std::vector<Walked> out;
     for (int g = 0; g < c.grid; g++) {
-        Schedule<kKeys, 128, 0, kHalves> s;
+        Schedule<kKeys, 128, 0, kHalves, kAlign> s;
         if (!s.start(p, c, pos.data(), pos[p.batch], g))
             continue;
         Piece pc;
@@ -271,7 +271,7 @@ int check_fast_div(unsigned d, bool plant_bug, char *why, size_t n)
     return 0;
 }
 
-template <int kKeys>
+template <int kKeys, bool kAlign>
 int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, long *pieces_out, long *cut_out,
         long *dropped_out, char *why, size_t n)
 {
@@ -285,9 +285,9 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
                     p.batch, p.heads);
     std::vector<Walked> pieces;
     if (halves > 1) {
-        std::vector<Walked> all = halves == 2   ? walk<kKeys, 2>(p, c)
-                                  : halves == 4 ? walk<kKeys, 4>(p, c)
-                                                : walk<kKeys, 8>(p, c);
+        std::vector<Walked> all = halves == 2   ? walk<kKeys, 2, kAlign>(p, c)
+                                  : halves == 4 ? walk<kKeys, 4, kAlign>(p, c)
+                                                : walk<kKeys, 8, kAlign>(p, c);
         if (plant_bug == VB_SCHED_BUG_TWIN) // the last CTA of a group ends its first piece a tile late
             for (Walked &w : all)
                 if (w.cta % halves == halves - 1) {
@@ -298,7 +298,7 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
             return rc;
         c.grid /= halves; // the spans, each walked by one group
     } else {
-        pieces = walk<kKeys, 1>(p, c);
+        pieces = walk<kKeys, 1, kAlign>(p, c);
     }
     if (plant_bug == VB_SCHED_BUG_DROP_PIECE && !pieces.empty())
         pieces.erase(pieces.begin() + (long)pieces.size() / 2);
@@ -313,7 +313,8 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
     if (int rc = check<kKeys>(p, c, pieces, cut_out, why, n))
         return rc;
     // The launch's drop decision, from its total (Schedule::start's span, over grid / halves spans).
-    const int span = std::max((int)((positions + c.grid - 1) / c.grid), c.min_span);
+    const int first = unit_cost(load_request<kKeys>(p, c, 0), c); // pos[1], as Schedule::start reads it
+    const int span = cut_span<kAlign>(c, c.grid, p.batch, first, (int)positions);
     return check_combine<kKeys>(p, c, pieces, span > c.drop_span, plant_bug, dropped_out, why, n);
 }
 
@@ -346,9 +347,11 @@ extern "C" int vb_schedule_check(int batch, const int64_t *prefix_lens, const in
     c.heads = FastDiv((unsigned)heads);
     switch (cfg->keys_per_tile) {
     case 64:
-        return run<64>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
+        return cfg->align ? run<64, true>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n)
+                          : run<64, false>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
     case 32:
-        return run<32>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
+        return cfg->align ? run<32, true>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n)
+                          : run<32, false>(p, c, halves, plant_bug, pieces_out, cut_out, dropped_out, why, n);
     default:
         return fail(why, n, 2, "no scheduled kernel has %ld keys a tile (64 or 32)", cfg->keys_per_tile, 0, 0);
     }

@@ -14,8 +14,10 @@ extern "C" {
 /* A scheduled kernel's configuration: keys per KV tile (64: mla_wgmma, 32: mla_onepass), rows
  * per unit, a piece's fixed cost and the smallest span in tiles, the grid (CTAs), the CTAs
  * that share each span (1; 2 for row pairs, 4 for quads, both kernels; 8 for mla_wgmma's
- * octets; 0 reads as 1), and the span above which the combine drops merged partials from L2
- * (0: an H200's, 60 MB of L2 over the grid's tiles, as drop_span_for computes it there). */
+ * octets; 0 reads as 1), the span above which the combine drops merged partials from L2
+ * (0: an H200's, 60 MB of L2 over the grid's tiles, as drop_span_for computes it there), and
+ * whether the cut aligns a uniform batch's units to its spans (cut_span in mla_schedule.cuh;
+ * no kernel's cut does yet, see there). */
 typedef struct {
     int keys_per_tile;
     int rows;
@@ -24,6 +26,7 @@ typedef struct {
     int grid;
     int halves;
     int drop_span;
+    int align;
 } vb_sched_config;
 
 /* Bugs to plant in the walk's output before it is checked (to see the checks fail). */
