@@ -6,7 +6,9 @@
 # hidden prefix columns, and a graph captured at 24k tokens of context and replayed at 500 and
 # 8000 (so that the 72-row kernels of mla_wgmma and mla_onepass run each of their cuts: one CTA,
 # CTA quads and CTA pairs a unit), and 160 short 36-row requests (mla_wgmma's 64-row units on one
-# CTA, rows on M, some written to o directly and some cut; other scenario files may be named
+# CTA, rows on M, some written to o directly and some cut), and 3 requests of the 64-node EAGLE
+# tree at 5121 tokens (8 units of 64 rows each, whose cut the span alignment of
+# kernels/mla_schedule.cuh moves once a kernel enables it; other scenario files may be named
 # instead). Needs a GPU.
 # Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
 # tool reported an error.

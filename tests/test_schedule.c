@@ -4,8 +4,10 @@
  * share a partial slot, the combine merges every cut row once, drops (when the launch streams
  * more KV than L2 holds) exactly the partial lines it merged, and the two CTAs of a pair walk
  * the same pieces (and the sanitizer scenario for mla_wgmma's 64-row walk has both whole and
- * cut units); and the check does fail when a piece is dropped, two pieces share a slot, the
- * combine skips a row or drops a line it did not merge, or a pair's CTAs disagree. */
+ * cut units); the cut's alignment of a uniform batch's units moves eagle64's cut and its
+ * sanitizer scenario's, but not a 16-token chain's; and the check does fail when a piece is
+ * dropped, two pieces share a slot, the combine skips a row or drops a line it did not merge,
+ * or a pair's CTAs disagree. */
 #include "vbtest.h"
 
 #include "prng.h"
@@ -98,6 +100,17 @@ static void test_aligned_units(void)
     CHECK(vb_schedule_check(8, p, t, 8, &unaligned, VB_SCHED_NO_BUG, &pieces_unaligned, &cut, NULL, why, sizeof why) ==
           0);
     CHECK_MSG(pieces == pieces_unaligned, "16-token chain: %ld pieces aligned, %ld not", pieces, pieces_unaligned);
+    /* tests/data/sanitize_paths.json's san-aligned-units (3 requests of 5121 + 64 keys, the 64-node
+     * EAGLE tree at 8 heads: 8 units of 85 positions a request) is there to run the aligned cut
+     * under the sanitizers: spans of 16 become 17, every unit exactly 5 pieces. */
+    for (int b = 0; b < 3; b++)
+        p[b] = 5121, t[b] = 64;
+    CHECK(vb_schedule_check(3, p, t, 8, &rows64, VB_SCHED_NO_BUG, &pieces, &cut, NULL, why, sizeof why) == 0);
+    CHECK_MSG(pieces == 120 && cut == 24, "san-aligned-units, aligned: %ld pieces, %ld cut units (want 120, 24)", pieces,
+              cut);
+    CHECK(vb_schedule_check(3, p, t, 8, &unaligned, VB_SCHED_NO_BUG, &pieces_unaligned, &cut, NULL, why, sizeof why) ==
+          0);
+    CHECK_MSG(pieces_unaligned > 120, "san-aligned-units, unaligned: %ld pieces", pieces_unaligned);
 }
 
 static void test_random_batches(void)
