@@ -43,14 +43,13 @@
 // usage: gather_probe [ROWS...]   (default: 1600000 728000, i.e. 1.84 and 0.84 GB pools)
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-
-#include <cuda.h>         // CUtensorMap
-#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
+
+#include <cuda.h>         // CUtensorMap
+#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 
 #include "ptx_sm80.cuh"
 #include "ptx_sm90a.cuh"
