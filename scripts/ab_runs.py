@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A/B timing of verifybench builds on one machine: runs A, B, A, B, ... (ROUNDS times each)
 with the same arguments, then prints one line per timed record that both builds measured: A's
-and B's time (the median over rounds of each run's hot median), B / A, and the range of each
-over the rounds; then the geometric mean of B / A per kernel and mode. Interleaving puts both
+and B's time (the median over rounds of each run's hot median, or with --timing cold of its
+cold one: L2 flushed before each launch, as when the KV comes from memory; the runs must then
+time cold, e.g. --cold-l2 on), B / A, and the range of each over the rounds; then the geometric
+mean of B / A per kernel and mode. Interleaving puts both
 builds under the same clocks, temperature and memory placement: on an H200 one build's
 long-context times moved by 0.2-3% between runs of a session and by 1-3% between machine
 starts, as much as many kernel changes. More builds (C, D, ...) join the interleaving (A, B, C,
@@ -13,7 +15,8 @@ Correctness is checked in every run as always; the exit code is the worst of the
 a check failed in either build, 4 on a CUDA error), and a record whose status differs between
 the builds is listed whatever its time.
 
-usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS...
+usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both]
+                         [--timing hot|cold] -- ARGS...
   e.g. scripts/ab_runs.py old/build/verifybench build/verifybench ab --rounds 2 -- \\
        configs/context_lengths.json -f size=8 -k mla_wgmma -q --cold-l2 off
 (build the old revision beside the new one: git worktree add ../old REV && cd ../old &&
@@ -30,7 +33,8 @@ import string
 import subprocess
 import sys
 
-USAGE = "usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] -- ARGS..."
+USAGE = ("usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] "
+         "[--timing hot|cold] -- ARGS...")
 MAX_BUILDS = 8
 
 
@@ -44,8 +48,9 @@ def run_order(rounds, builds=2):
     return [(side, i) for i in range(1, rounds + 1) for side in sides(builds)]
 
 
-def records(path, modes):
-    """(scenario, variant, kernel, mode) -> (status, hot median or None) of one results file."""
+def records(path, modes, timing="hot"):
+    """(scenario, variant, kernel, mode) -> (status, the timing's median or None) of one results
+    file; timing: "hot" or "cold"."""
     with open(path) as f:
         d = json.load(f)
     if d.get("schema") != "verifybench.results/1":
@@ -55,8 +60,8 @@ def records(path, modes):
         for r in s.get("records", []):
             if r["mode"] not in modes:
                 continue
-            hot = ((r.get("timing") or {}).get("hot")) or {}
-            out[(s["name"], r["variant"], r["kernel"], r["mode"])] = (r["status"], hot.get("median_us"))
+            t = ((r.get("timing") or {}).get(timing)) or {}
+            out[(s["name"], r["variant"], r["kernel"], r["mode"])] = (r["status"], t.get("median_us"))
     return out
 
 
@@ -119,6 +124,7 @@ def main(argv):
     ap.add_argument("paths", nargs="+", help="the builds, then OUTDIR")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--mode", choices=("graph", "eager", "both"), default="graph")
+    ap.add_argument("--timing", choices=("hot", "cold"), default="hot")
     opt = ap.parse_args(argv[:cut])
     args = argv[cut + 1:]
     if len(opt.paths) < 3:
@@ -147,7 +153,7 @@ def main(argv):
         if not os.path.exists(path):
             sys.exit(f"ab_runs.py: {binary} exited {rc} and wrote no {path}")
         try:
-            runs[side].append(records(path, modes))
+            runs[side].append(records(path, modes, opt.timing))
         except (ValueError, KeyError) as e:
             sys.exit(f"ab_runs.py: {path}: {e}")
     builds = []
@@ -159,11 +165,14 @@ def main(argv):
                                     for (k, m), (g, c) in means.items()]})
         if len(bins) > 2:
             print(f"{side.upper()}: {binary_of[side]} against A: {bins[0]}")
+        if opt.timing == "cold":
+            print("cold medians (L2 flushed before each launch)")
         print(format_rows(rows, side.upper()))
         if means:
             print(format_geomeans(means, side.upper()))
     with open(os.path.join(outdir, "ab.json"), "w") as f:
-        json.dump({"a": bins[0], "b": bins[1], "rounds": opt.rounds, "args": args, "rows": builds[0]["rows"],
+        json.dump({"a": bins[0], "b": bins[1], "rounds": opt.rounds, "timing": opt.timing, "args": args,
+                   "rows": builds[0]["rows"],
                    "geomeans": builds[0]["geomeans"], "builds": builds}, f, indent=1)
     return worst
 

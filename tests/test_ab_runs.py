@@ -3,7 +3,7 @@
 checked with stand-in "builds" (small scripts that log each call and write a results file), so
 no GPU is needed. Asserts the run order, the medians over rounds and B / A, that a record whose
 status differs is listed, that the worst exit code is returned, and that a third build gets its
-own table against A from the same runs of A."""
+own table against A from the same runs of A, and that --timing cold compares the cold medians."""
 import importlib.util
 import json
 import os
@@ -32,7 +32,8 @@ for k, t in times.items():
         ok = t[n - 1] is not None
         recs.append({"variant": "base", "kernel": k, "mode": mode, "status": "pass" if ok else "FAIL",
                      "timing": {"hot": {"samples": 10, "median_us": t[n - 1] if mode == "graph" else 1.0} if ok
-                                else {"samples": 0}, "cold": {}}})
+                                else {"samples": 0},
+                                "cold": {"samples": 10, "median_us": 2 * t[n - 1]} if ok else {}}})
 json.dump({"schema": "verifybench.results/1", "scenarios": [{"name": "s", "records": recs}]}, open(path, "w"))
 print("the run's own table")
 sys.exit(1 if side == "b" else 0)
@@ -99,6 +100,16 @@ with tempfile.TemporaryDirectory() as d:
     assert "geomean C / A: k1 graph 0.800 (1), k2 graph 1.000 (1), k3 graph 1.000 (1)" in p.stdout, p.stdout
     assert " C us " in p.stdout and "C/A" in p.stdout, p.stdout
     assert os.path.exists(os.path.join(out3, "c_2.json"))
+    # --timing cold: the same runs' cold medians (the stand-ins write twice the hot ones).
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out, "--rounds", "2", "--timing", "cold", "--"],
+                       capture_output=True, text=True)
+    ab2 = json.load(open(os.path.join(out, "ab.json")))
+    rows = {r["kernel"]: r for r in ab2["rows"]}
+    assert ab2["timing"] == "cold" and rows["k1"]["a_us"] == 202.0 and rows["k1"]["b_us"] == 181.0, rows["k1"]
+    assert "cold medians" in p.stdout, p.stdout
+    p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out, "--timing", "warm", "--"],
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "invalid choice" in p.stderr, p.stderr
 # The geometric mean over several records of a kernel: (0.5 * 2 * 1.0) ** (1/3) = 1, and modes apart.
 spec = importlib.util.spec_from_file_location("ab_runs", script)
 ab = importlib.util.module_from_spec(spec)
@@ -111,4 +122,4 @@ assert abs(means[("k", "graph")][0] - 1.0) < 1e-12 and means[("k", "graph")][1] 
 assert abs(means[("k", "eager")][0] - 0.72) < 1e-12 and means[("k", "eager")][1] == 2, means
 assert ab.format_geomeans(means) == "geomean B / A: k eager 0.720 (2), k graph 1.000 (3)", ab.format_geomeans(means)
 assert ab.format_geomeans({}) == ""
-print("ab_runs: interleaved A/B(/C...) runs, medians over rounds, B / A, status changes, exit codes, geomeans")
+print("ab_runs: interleaved A/B(/C...) runs, medians over rounds (hot or cold), B / A, status changes, exit codes, geomeans")
