@@ -1184,10 +1184,7 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     }
     __syncthreads(); // the prefix array shares memory with the ring; barriers initialised
     if (wg == 0) {
-        if constexpr (kRowsOnM<kU>)
-            setmaxnreg_dec<kRomProducerRegs>();
-        else
-            setmaxnreg_dec<kProducerRegs>();
+        setmaxnreg_dec<kRowsOnM<kU> ? kRomProducerRegs : kProducerRegs>();
         produce<kU>(p, c, sm, sched[0], ps[0], going);
     } else if constexpr (kRowsOnM<kU>) {
         if (wg == 3) {

@@ -478,12 +478,14 @@ CUtensorMap pool_map(const void *pool, int64_t rows)
     return map;
 }
 
-constexpr int kTmaSmem = kTileBytes + 1024; // one stage and the 1024-byte alignment
+// Dynamic shared memory of S stages for the tensor copies, and the 1024 bytes that align_1024
+// may skip to reach the swizzle atom.
+template <int S> constexpr int kTmaSmem = S * kTileBytes + 1024;
 
 // Milliseconds of one gather_tma<S, W> pass over the pool.
 template <int S, int W> float tma_ms(int sms, const CUtensorMap &map, const int *slots, int64_t tiles, unsigned *sink)
 {
-    const int smem = S * kTileBytes + 1024;
+    constexpr int smem = kTmaSmem<S>;
     tool.check(cudaFuncSetAttribute(gather_tma<S, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                "cudaFuncSetAttribute");
     return median_ms([&] { gather_tma<S, W><<<sms, 32 * W, smem>>>(map, slots, tiles, sink); });
@@ -493,7 +495,7 @@ template <int S, int W> float tma_ms(int sms, const CUtensorMap &map, const int 
 template <int S, int W>
 float tma_pairs_ms(int sms, const CUtensorMap &map, const int *slots, int64_t tiles, unsigned *sink)
 {
-    const int smem = S * kTileBytes + 1024;
+    constexpr int smem = kTmaSmem<S>;
     tool.check(cudaFuncSetAttribute(gather_tma_pairs<S, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                "cudaFuncSetAttribute");
     cudaLaunchAttribute attr;
@@ -526,15 +528,15 @@ bool tma_layout_ok(std::mt19937_64 &rng)
     for (int pairs = 0; pairs < 2; pairs++) {
         tool.check(cudaMemset(out, 0, 2 * kTileBytes), "cudaMemset");
         if (pairs) {
-            tool.check(cudaFuncSetAttribute(tma_check<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem),
+            tool.check(cudaFuncSetAttribute(tma_check<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem<1>),
                        "cudaFuncSetAttribute");
             cudaLaunchAttribute attr;
-            const cudaLaunchConfig_t cfg = cluster_config(2, 2, 32, kTmaSmem, attr);
+            const cudaLaunchConfig_t cfg = cluster_config(2, 2, 32, kTmaSmem<1>, attr);
             tool.check(cudaLaunchKernelEx(&cfg, tma_check<true>, map, (const int *)slots, out), "cudaLaunchKernelEx");
         } else {
-            tool.check(cudaFuncSetAttribute(tma_check<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem),
+            tool.check(cudaFuncSetAttribute(tma_check<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaSmem<1>),
                        "cudaFuncSetAttribute");
-            tma_check<false><<<1, 32, kTmaSmem>>>(map, slots, out);
+            tma_check<false><<<1, 32, (kTmaSmem<1>)>>>(map, slots, out);
         }
         tool.check(cudaDeviceSynchronize(), "the tensor-copy check");
         std::vector<unsigned> got(2 * kTileBytes / 4);
