@@ -267,11 +267,11 @@ __device__ __forceinline__ void store_partial_m16n8(float *acc, int dv, int nrow
 // grows) and holds several units (row tiles; eagle64: 8 units of 64 rows), the span is the
 // smallest up to 1/16 longer that divides a unit's cost: then every unit starts at a span
 // boundary, and the units of a request read each KV tile at about the same time, the later ones
-// from L2. No kernel aligns yet. mla_wgmma's 64-row units on one CTA with it measured eagle64
-// 90.1 → 88.7 µs on hot graph replays and 97.7 → 91.8 with L2 flushed, the other 15 records of
-// that kernel within 1.1% hot and 3% cold either way (results/h200/NOTES.md, thirty-sixth); it
-// needs the sanitizers (tests/data/sanitize_paths.json's san-aligned-units takes the aligned
-// cut) and a results run before it lands. mla_onepass, bound by its MMAs, measured slower with it.
+// from L2. mla_wgmma's 64-row walk (one CTA a unit) aligns: eagle64 measured 90.1 → 88.7 µs on
+// hot graph replays and 97.7 → 91.8 with L2 flushed, the other 15 records of that kernel within
+// 1.1% hot and 3% cold either way (results/h200/NOTES.md, thirty-sixth and thirty-seventh;
+// tests/data/sanitize_paths.json's san-aligned-units runs the aligned cut under the sanitizers).
+// mla_onepass, bound by its MMAs, measured slower with it.
 template <bool kAlign>
 __host__ __device__ __forceinline__ int cut_span(const SchedConfig &c, int cuts, int batch, int first_cost, int total)
 {

@@ -246,7 +246,12 @@ static_assert(Smem<Unit::Oct72>::alloc <= kSmemAlloc && Smem<Unit::Quad64>::allo
                   Smem<Unit::Oct64>::alloc <= kSmemAlloc && Smem<Unit::Rows32>::alloc <= kSmemAlloc,
               "the short walks' layouts fit every kernel's allocation");
 
-template <Unit kU> using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves>;
+// The 64-row kernel's one-CTA walk aligns a uniform batch's units to its spans (cut_span): at
+// eagle64 a request's 8 units then read each KV tile at about the same time, the later ones from
+// L2. The other walks' cuts never align (one unit a request, or spans too short), so their code
+// keeps the plain span.
+template <Unit kU>
+using Sched = Schedule<kKeys, kThreads, static_cast<int>(kU), UnitOf<kU>::halves, kU == Unit::Rows64>;
 
 // What a warpgroup knows about its current piece (written by its first thread).
 struct PieceState : PieceRows {

@@ -7,9 +7,9 @@
 # 8000 (so that the 72-row kernels of mla_wgmma and mla_onepass run each of their cuts: one CTA,
 # CTA quads and CTA pairs a unit), and 160 short 36-row requests (mla_wgmma's 64-row units on one
 # CTA, rows on M, some written to o directly and some cut), and 3 requests of the 64-node EAGLE
-# tree at 5121 tokens (8 units of 64 rows each, whose cut the span alignment of
-# kernels/mla_schedule.cuh moves once a kernel enables it; other scenario files may be named
-# instead). Needs a GPU.
+# tree at 5121 tokens (8 units of 64 rows each, whose cut mla_wgmma's 64-row walk aligns to its
+# spans, cut_span in kernels/mla_schedule.cuh; other scenario files may be named instead).
+# Needs a GPU.
 # Writes OUTDIR/sanitize-TOOL.txt and a summary, OUTDIR/sanitize-summary.txt; exits 1 if any
 # tool reported an error.
 # usage: scripts/sanitize.sh BIN OUTDIR [SCENARIO_FILE...]   (default: tests/data/sanitize_paths.json)

@@ -71,11 +71,11 @@ static void test_sanitizer_direct_and_cut(void)
     CHECK_MSG(cut > 0 && cut < kBatch, "%ld of %d units cut: want some cut and some whole", cut, kBatch);
 }
 
-/* The cut's alignment of a uniform batch's units to its spans (cut_span; measured for mla_wgmma's
- * 64-row walk, not yet enabled in a kernel): eagle64 (bs 8 x 4096, 64 draft tokens at 8 heads: 8
- * units of 64 rows a request, 65 tiles and c0 = 3 each) takes spans of 34 positions instead of
- * 33, so that each of the 64 units is exactly two pieces cut at the same tile. Without alignment, or with one request shorter, units straddle spans at drifting
- * offsets and some are cut into three. A 16-token chain (2 units a request, spans of 9) would
+/* The cut's alignment of a uniform batch's units to its spans (cut_span; mla_wgmma's 64-row walk
+ * on one CTA aligns): eagle64 (bs 8 x 4096, 64 draft tokens at 8 heads: 8 units of 64 rows a
+ * request, 65 tiles and c0 = 3 each) takes spans of 34 positions instead of 33, so that each of
+ * the 64 units is exactly two pieces cut at the same tile. Without alignment, or with one
+ * request shorter, units straddle spans at drifting offsets and some are cut into three. A 16-token chain (2 units a request, spans of 9) would
  * need spans 1/9 longer, past the 1/16 allowed: the cut stays as it was. */
 static void test_aligned_units(void)
 {
@@ -132,7 +132,7 @@ static void test_random_batches(void)
                 p[b] = p[0], t[b] = t[0];
         vb_sched_config cfg;
         if (vb_prng_range(&rng, 0, 1)) { /* mla_wgmma: 72 rows on 1, 2, 4 or 8 CTAs a span, 64 and 32 on 1, 4 or 8, 16 on 1;
-                                            64 on one CTA also with the alignment the 64-row walk measured */
+                                            64 on one CTA aligned, as that walk cuts */
             const int groups72[] = {1, 2, 4, 8}, groups[] = {1, 4, 8}, kind = (int)vb_prng_range(&rng, 0, 3);
             const int groups64 = groups[vb_prng_range(&rng, 0, 2)];
             cfg = kind == 0   ? (vb_sched_config){64, 72, 3, 1, 132, groups72[vb_prng_range(&rng, 0, 3)], 0, 0}

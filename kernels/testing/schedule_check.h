@@ -16,8 +16,8 @@ extern "C" {
  * that share each span (1; 2 for row pairs, 4 for quads, both kernels; 8 for mla_wgmma's
  * octets; 0 reads as 1), the span above which the combine drops merged partials from L2
  * (0: an H200's, 60 MB of L2 over the grid's tiles, as drop_span_for computes it there), and
- * whether the cut aligns a uniform batch's units to its spans (cut_span in mla_schedule.cuh;
- * no kernel's cut does yet, see there). */
+ * whether the cut aligns a uniform batch's units to its spans (cut_span in mla_schedule.cuh:
+ * mla_wgmma's 64-row walk on one CTA does, no other cut). */
 typedef struct {
     int keys_per_tile;
     int rows;
