@@ -667,7 +667,10 @@ __device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const Sched
     }
 }
 
-template <int kDv>
+// kDependent: launched as the main launch's programmatic dependent (launch_combine), so that it
+// may start before the main grid has finished: it waits for that grid (griddepcontrol.wait,
+// sm_90 and up) before it reads anything the main launch wrote.
+template <int kDv, bool kDependent = false>
 __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c,
                                                                   CombineList list)
 {
@@ -682,6 +685,10 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
     const int items = list.items;
     if ((int)blockIdx.x >= items) // no round: the lists below are never written
         return;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (kDependent)
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
     for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
         if (threadIdx.x == 0)
             nfew = nmore = 0;
@@ -747,21 +754,39 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
 
 // Blocks of the combine that fit on an SM at once (1 when the query fails: its error is not
 // sticky, and is cleared so that the launch's own check does not report it).
-template <int kDv> int combine_blocks_per_sm()
+template <int kDv, bool kDependent> int combine_blocks_per_sm()
 {
     int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, combine_pieces<kDv>, kCombineThreads, 0) != cudaSuccess)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, combine_pieces<kDv, kDependent>, kCombineThreads, 0) !=
+        cudaSuccess)
         (void)cudaGetLastError(), n = 1;
     return n > 0 ? n : 1;
 }
 
 // The combine launch behind a main launch of config c: one wave of blocks (as many as fit on
 // the main launch's SMs at once), so that no block of a second wave waits for the first.
-template <int kDv> inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c,
-                                                     cudaStream_t stream)
+// kDependent: a programmatic dependent launch (sm_90 and up), which the GPU may start once every
+// CTA of the main launch has run griddepcontrol.launch_dependents or exited; in a graph the
+// capture records it as a programmatic edge.
+template <int kDv, bool kDependent = false>
+inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
-    static const int per_sm = combine_blocks_per_sm<kDv>(); // host-side, once: allowed while a capture is open
-    combine_pieces<kDv><<<c.grid * per_sm, kCombineThreads, 0, stream>>>(p, ws, c, CombineList(p, c));
+    static const int per_sm = combine_blocks_per_sm<kDv, kDependent>(); // host-side, once: allowed while a capture is open
+    if constexpr (kDependent) {
+        cudaLaunchAttribute dependent[1];
+        dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        dependent[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(c.grid * per_sm);
+        cfg.blockDim = dim3(kCombineThreads);
+        cfg.stream = stream;
+        cfg.attrs = dependent;
+        cfg.numAttrs = 1;
+        if (cudaError_t e = cudaLaunchKernelEx(&cfg, combine_pieces<kDv, true>, p, ws, c, CombineList(p, c)))
+            return e;
+    } else {
+        combine_pieces<kDv><<<c.grid * per_sm, kCombineThreads, 0, stream>>>(p, ws, c, CombineList(p, c));
+    }
     return cudaGetLastError();
 }
 

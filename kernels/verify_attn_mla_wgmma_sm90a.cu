@@ -1160,6 +1160,19 @@ __device__ __forceinline__ unsigned char *aligned_smem()
     return smem_raw + ((1024 - smem_u32(smem_raw) % 1024) % 1024);
 }
 
+// The combine is the main launch's programmatic dependent (launch_combine). The main CTAs let it
+// launch early only when the cut gives each at most kDependentSpan positions (the quads' and
+// octets' launches, and the 16-row kernel's equally short ones), once their producer has issued
+// every copy; otherwise it launches when the main grid ends, as a plain launch would. A/B
+// against the plain launch (results/h200/NOTES.md, thirty-seventh; 35 records, 3 rounds): the
+// short launches 2.5-5.8% faster (bs 1 × 1 13.06 → 12.67 µs, bs 1 × 512 14.94 → 14.56), the
+// others 0.984-1.003. Other triggers, measured the same way, were slower: at every span (at the
+// CTAs' start or after the copies) bs 1 × 200k 3.5-3.9%; at the start for spans up to 1, bs 1 ×
+// 4096 (4 heads) 19.4 → 21.2 µs; after the copies for spans up to kPairSpan, bs 1 × 32k at 2 and
+// 4 heads 10-11%. Why was not looked into (a guess: the dependents' blocks, placed on the SMs of
+// CTAs that are done, wait there beside the main launch's last CTAs).
+constexpr int kDependentSpan = 1;
+
 // One CTA's work for units of kind kU, once the prefix of unit costs is in pos. A kernel per
 // unit size (below), which the host picks from the launch's limits (config_for), each with its
 // own schedule type (Schedule's kTag) and state: as one kernel template, the shared variables
@@ -1191,6 +1204,8 @@ __device__ __forceinline__ void cta_walk(const vb_verify_params &p, void *ws, co
     if (wg == 0) {
         setmaxnreg_dec<kRowsOnM<kU> ? kRomProducerRegs : kProducerRegs>();
         produce<kU>(p, c, sm, sched[0], ps[0], going);
+        if (threadIdx.x == 0 && (total + c.grid - 1) / c.grid <= kDependentSpan)
+            griddep_launch_dependents(); // every copy of this CTA issued: the combine may launch
     } else if constexpr (kRowsOnM<kU>) {
         if (wg == 3) {
             setmaxnreg_dec<kIdleRegs>();
@@ -1419,7 +1434,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
     kernel<<<c.grid, kThreads, kSmemAlloc, stream>>>(*p, ws, c);
     if (cudaError_t e = cudaGetLastError())
         return e;
-    return launch_combine<kDv>(*p, ws, c, stream);
+    return launch_combine<kDv, true>(*p, ws, c, stream);
 }
 
 } // namespace
