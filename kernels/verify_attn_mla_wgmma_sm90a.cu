@@ -1163,14 +1163,14 @@ __device__ __forceinline__ unsigned char *aligned_smem()
 // The combine is the main launch's programmatic dependent (launch_combine). The main CTAs let it
 // launch early only when the cut gives each at most kDependentSpan positions (the quads' and
 // octets' launches, and the 16-row kernel's equally short ones), once their producer has issued
-// every copy; otherwise it launches when the main grid ends, as a plain launch would. A/B
-// against the plain launch (results/h200/NOTES.md, thirty-seventh; 35 records, 3 rounds): the
-// short launches 2.5-5.8% faster (bs 1 × 1 13.06 → 12.67 µs, bs 1 × 512 14.94 → 14.56), the
-// others 0.984-1.003. Other triggers, measured the same way, were slower: at every span (at the
+// every copy; otherwise it launches when the main grid ends, as a plain launch would. A/B against
+// the plain launch (results/h200/NOTES.md, thirty-seventh; 35 records, 3 rounds): launches of 1 to
+// 512 tokens 1.5-4.7% faster (bs 1 × 512 14.9 → 14.6 µs, a 6-token chain at bs 1 × 1 11.7 → 11.3),
+// the others 0.979-1.005. Other triggers, measured the same way, were slower: at every span (at the
 // CTAs' start or after the copies) bs 1 × 200k 3.5-3.9%; at the start for spans up to 1, bs 1 ×
-// 4096 (4 heads) 19.4 → 21.2 µs; after the copies for spans up to kPairSpan, bs 1 × 32k at 2 and
-// 4 heads 10-11%. Why was not looked into (a guess: the dependents' blocks, placed on the SMs of
-// CTAs that are done, wait there beside the main launch's last CTAs).
+// 4096 (4 heads) 19.4 → 21.2 µs; after the copies for spans up to kPairSpan, bs 1 × 32k at 2 and 4
+// heads 10-11%. Why was not looked into (a guess: the dependents' blocks, placed on the SMs of CTAs
+// that are done, wait there beside the main launch's last CTAs).
 constexpr int kDependentSpan = 1;
 
 // One CTA's work for units of kind kU, once the prefix of unit costs is in pos. A kernel per
