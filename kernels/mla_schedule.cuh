@@ -771,7 +771,8 @@ template <int kDv, bool kDependent> int combine_blocks_per_sm()
 template <int kDv, bool kDependent = false>
 inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
-    static const int per_sm = combine_blocks_per_sm<kDv, kDependent>(); // host-side, once: allowed while a capture is open
+    // host-side, once: allowed while a capture is open
+    static const int per_sm = combine_blocks_per_sm<kDv, kDependent>();
     if constexpr (kDependent) {
         cudaLaunchAttribute dependent[1];
         dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;

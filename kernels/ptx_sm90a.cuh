@@ -43,14 +43,15 @@ __device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
-// Orders this thread's generic-proxy shared-memory accesses (st.shared, stmatrix, cp.async
-// data it has observed) before its later async-proxy ones (wgmma operand reads).
 // Lets the grid's programmatic dependents launch once every CTA has run this or exited (one
 // thread of a CTA is enough; the dependents still wait for the whole grid before reading).
 __device__ __forceinline__ void griddep_launch_dependents()
 {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
+
+// Orders this thread's generic-proxy shared-memory accesses (st.shared, stmatrix, cp.async
+// data it has observed) before its later async-proxy ones (wgmma operand reads).
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -853,10 +853,10 @@ template <Unit kU> constexpr bool kRowsOnM = kU == Unit::Rows64;
 constexpr int kBarPair = 5; // both consumers, at the end of a piece (the same instruction in both)
 // Warpgroup 3 needs only enough registers to exit, so the producer can have 56 instead of the
 // other kernels' 48: 56 / 24 / 216 hands out all 65,536, and ptxas's spills in this kernel went
-// from 68 / 100 to 56 / 84 B (32 / 44 since c013186: results/resources.md). A/B against 48 (results/h200/NOTES.md, thirty-fifth and
-// thirty-sixth; two machine starts, 3 rounds each): geomean 0.996 over 10 records of the 64-row
-// kernel (tree-eagle64 90.7 → 89.7 µs) and 0.992 over 17 (tree-eagle64 90.4 → 89.1, the
-// 16-token chain 40.2 → 39.6).
+// from 68 / 100 to 56 / 84 B (32 / 44 since c013186: results/resources.md). A/B against 48
+// (results/h200/NOTES.md, thirty-fifth and thirty-sixth; two machine starts, 3 rounds each):
+// geomean 0.996 over 10 records of the 64-row kernel (tree-eagle64 90.7 → 89.7 µs) and 0.992
+// over 17 (tree-eagle64 90.4 → 89.1, the 16-token chain 40.2 → 39.6).
 constexpr int kRomProducerRegs = 56, kConsumerRegs = 216, kIdleRegs = 24;
 static_assert(128 * (kRomProducerRegs + kIdleRegs) + 256 * kConsumerRegs <= 65536, "rows-on-M setmaxnreg split");
 

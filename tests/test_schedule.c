@@ -75,8 +75,9 @@ static void test_sanitizer_direct_and_cut(void)
  * on one CTA aligns): eagle64 (bs 8 x 4096, 64 draft tokens at 8 heads: 8 units of 64 rows a
  * request, 65 tiles and c0 = 3 each) takes spans of 34 positions instead of 33, so that each of
  * the 64 units is exactly two pieces cut at the same tile. Without alignment, or with one
- * request shorter, units straddle spans at drifting offsets and some are cut into three. A 16-token chain (2 units a request, spans of 9) would
- * need spans 1/9 longer, past the 1/16 allowed: the cut stays as it was. */
+ * request shorter, units straddle spans at drifting offsets and some are cut into three. A
+ * 16-token chain (2 units a request, spans of 9) would need spans 1/9 longer, past the 1/16
+ * allowed: the cut stays as it was. */
 static void test_aligned_units(void)
 {
     const vb_sched_config rows64 = {64, 64, 3, 1, 132, 1, 0, 1}, unaligned = {64, 64, 3, 1, 132, 1, 0, 0};
