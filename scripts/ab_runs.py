@@ -100,14 +100,22 @@ def format_geomeans(means, side="B"):
     return f"geomean {side} / A: " + ", ".join(f"{k} {m} {g:.3f} ({n})" for (k, m), (g, n) in means.items()) if means else ""
 
 
+def us(t):
+    """A time in µs: two decimals under 100 µs, where a change of a few tenths is the news."""
+    return f"{t:.2f}" if t < 100 else f"{t:.1f}"
+
+
 def format_rows(rows, side="B"):
-    lines = [f"{'scenario':44s} {'variant':12s} {'kernel':12s} {'mode':5s} {'A us':>9s} {side + ' us':>9s} "
+    # The scenario column is as wide as its longest name: swept scenarios differ at the end
+    # (few-heads/model.heads=4,batch.size=1,batch.prefix_len=512 against ...=32768).
+    w = max([len("scenario")] + [len(r["scenario"]) for r in rows])
+    lines = [f"{'scenario':{w}s} {'variant':12s} {'kernel':12s} {'mode':5s} {'A us':>9s} {side + ' us':>9s} "
              f"{side + '/A':>6s}  A range, {side} range"]
     for r in rows:
-        head = f"{r['scenario'][:44]:44s} {r['variant'][:12]:12s} {r['kernel'][:12]:12s} {r['mode']:5s}"
+        head = f"{r['scenario']:{w}s} {r['variant'][:12]:12s} {r['kernel'][:12]:12s} {r['mode']:5s}"
         if "ratio" in r:
-            line = (f"{head} {r['a_us']:9.1f} {r['b_us']:9.1f} {r['ratio']:6.3f}  "
-                    f"{r['a_range'][0]:.1f}-{r['a_range'][1]:.1f}, {r['b_range'][0]:.1f}-{r['b_range'][1]:.1f}")
+            line = (f"{head} {us(r['a_us']):>9s} {us(r['b_us']):>9s} {r['ratio']:6.3f}  "
+                    f"{us(r['a_range'][0])}-{us(r['a_range'][1])}, {us(r['b_range'][0])}-{us(r['b_range'][1])}")
         else:
             line = f"{head} {'':9s} {'':9s} {'':6s}"
         if r["status_a"] != r["status_b"]:

@@ -3,7 +3,8 @@
 checked with stand-in "builds" (small scripts that log each call and write a results file), so
 no GPU is needed. Asserts the run order, the medians over rounds and B / A, that a record whose
 status differs is listed, that the worst exit code is returned, and that a third build gets its
-own table against A from the same runs of A, and that --timing cold compares the cold medians."""
+own table against A from the same runs of A, that --timing cold compares the cold medians, and
+that the table keeps long scenario names whole."""
 import importlib.util
 import json
 import os
@@ -122,4 +123,12 @@ assert abs(means[("k", "graph")][0] - 1.0) < 1e-12 and means[("k", "graph")][1] 
 assert abs(means[("k", "eager")][0] - 0.72) < 1e-12 and means[("k", "eager")][1] == 2, means
 assert ab.format_geomeans(means) == "geomean B / A: k eager 0.720 (2), k graph 1.000 (3)", ab.format_geomeans(means)
 assert ab.format_geomeans({}) == ""
+# Swept scenarios whose names differ only past the 44th character stay apart, and short times
+# keep two decimals (long ones one).
+long = "few-heads/model.heads=4,batch.size=1,batch.prefix_len="
+table = ab.format_rows([{"scenario": long + n, "variant": "base", "kernel": "k", "mode": "graph", "status_a": "pass",
+                         "status_b": "pass", "a_us": a, "b_us": b, "ratio": b / a, "a_range": [a, a], "b_range": [b, b]}
+                        for n, a, b in (("512", 13.28, 12.70), ("32768", 127.5, 127.0))])
+assert long + "512 " in table and long + "32768 " in table, table
+assert " 13.28 " in table and " 12.70 " in table and " 127.5 " in table, table
 print("ab_runs: interleaved A/B(/C...) runs, medians over rounds (hot or cold), B / A, status changes, exit codes, geomeans")
