@@ -60,9 +60,9 @@ def main(argv):
             if rc != 0:
                 failures.append(f"{source}: nvcc exited {rc}:\n{report}")
                 continue
-            for fn in serialized_functions(report):
-                failures.append(f"{source}: ptxas serialized the wgmma of {fn}")
-            print(f"{source}: {len(serialized_functions(report))} functions with serialized wgmma")
+            serialized = serialized_functions(report)
+            failures += [f"{source}: ptxas serialized the wgmma of {fn}" for fn in serialized]
+            print(f"{source}: {len(serialized)} functions with serialized wgmma")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
