@@ -494,17 +494,12 @@ inline SchedConfig sched_config(const vb_verify_params &lim, int rows, int row_t
 //   lane holds two float4 of every piece, all loaded before any is used; the block's warps take
 //   such halves in turn, four at a time. (Whole rows a warp took 110 registers, 4 blocks an SM.)
 // - A row of at most kCombineSpread pieces is one block's: warp w merges slice w, kCombineBatch
-//   pieces at a time. 9 rather than 8: a bs 8 launch at long contexts cuts each unit into 16.5
-//   spans, and its rows of 17-18 pieces then merge in 2 dependent rounds instead of 3. The
-//   launch bound keeps the combine at 80 registers (ptxas: 87 without it), 6 blocks an SM, with
-//   no spill on sm_90 and sm_120 (8 B on sm_80). A/B against 8 (results/h200/NOTES.md,
-//   thirty-eighth): mla_wgmma bs 8 x 23k 78.75 -> 77.95 us, bs 1 x 512 14.59 -> 14.30, bs 1 x
-//   200k (rows of 132 pieces: 5 rounds a warp to 4) 1.001.
+//   pieces at a time.
 // - A row of more pieces is 4 items, one per slice, so that it spreads over 4 blocks; within a
 //   block the 4 warps take its pieces in turn (warp w: w, w + 4, ...) and meet in shared
 //   memory. (One 128-thread worker per row left bs 1 x 200k's 72 rows of 132 pieces on 72 SMs
 //   for 17 dependent batches; results/h200/NOTES.md.)
-constexpr int kCombineThreads = 128, kCombineSlices = 4, kCombineBatch = 9, kCombineFew = 4, kCombineSpread = 32;
+constexpr int kCombineThreads = 128, kCombineSlices = 4, kCombineBatch = 8, kCombineFew = 4, kCombineSpread = 32;
 constexpr int kCombineSliceDims = 32 * 4; // a warp's float4 per lane
 
 // A running merge of pieces: m the largest max of a piece that saw a visible key, lsum and the
@@ -676,8 +671,8 @@ __device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const Sched
 // may start before the main grid has finished: it waits for that grid (griddepcontrol.wait,
 // sm_90 and up) before it reads anything the main launch wrote.
 template <int kDv, bool kDependent = false>
-__global__ void __launch_bounds__(kCombineThreads, 6)
-    combine_pieces(vb_verify_params p, void *ws, SchedConfig c, CombineList list)
+__global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c,
+                                                                  CombineList list)
 {
     constexpr int kWarps = kCombineThreads / 32, kSlice = kCombineSliceDims;
     static_assert(kDv == kCombineSlices * kSlice && kWarps == kCombineSlices, "a float4 of a slice per lane, a slice per warp");
