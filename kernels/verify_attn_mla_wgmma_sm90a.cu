@@ -1169,8 +1169,13 @@ __device__ __forceinline__ unsigned char *aligned_smem()
 // the others 0.979-1.005. Other triggers, measured the same way, were slower: at every span (at the
 // CTAs' start or after the copies) bs 1 × 200k 3.5-3.9%; at the start for spans up to 1, bs 1 ×
 // 4096 (4 heads) 19.4 → 21.2 µs; after the copies for spans up to kPairSpan, bs 1 × 32k at 2 and 4
-// heads 10-11%. Why was not looked into (a guess: the dependents' blocks, placed on the SMs of CTAs
-// that are done, wait there beside the main launch's last CTAs).
+// heads 10-11%. Why (thirty-eighth; block placement was not observed directly): the cost went
+// with the combine's block shape. Its blocks, six an SM, would fill the first SMs to free up in
+// block order, so that its working blocks (the first ones) share a few SMs; a combine of one
+// 768-thread block an SM (six 128-thread groups, group k of block b taking list block b + k ·
+// grid) took the cost away (bs 1 × 200k, trigger after the copies at every span, against this
+// landed form: 1.047 with the shipped combine, 1.008 with that one), but was itself about 1%
+// slower, and no trigger made the long launches faster with it.
 constexpr int kDependentSpan = 1;
 
 // One CTA's work for units of kind kU, once the prefix of unit costs is in pos. A kernel per
