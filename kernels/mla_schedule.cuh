@@ -68,7 +68,7 @@ struct SchedConfig {
     int row_tiles;   // most row tiles of one request: ceil(max_draft * heads / rows)
     int c0;          // fixed cost of a piece, in tiles
     int min_span;    // smallest span, in tiles
-    int drop_span;   // spans longer than this stream more KV than L2 holds (drop_span_of)
+    int drop_span;   // one-CTA spans longer than this stream more KV than L2 holds (drop_span_of)
     FastDiv heads;   // the launch's query heads: request row r is draft token r / heads, head r % heads
 };
 
@@ -387,7 +387,9 @@ template <int kKeys, int kThreads, int kTag = 0, int kHalves = 1, bool kAlign = 
             // software routine on the walk's critical path.
             const int g0 = (int)first_tile / span, g1 = (int)(unit_end - 1) / span;
             pc.plan.pieces = g1 - g0 + 1;
-            pc.plan.drop = span > c.drop_span;
+            // The kHalves CTAs sharing a span read the same KV, so the launch streams
+            // span · grid / kHalves distinct tiles: drop only when those overflow L2.
+            pc.plan.drop = span > c.drop_span * kHalves;
             pc.plan.slot0 = 2 * g0 + ((int64_t)g0 * span >= unit_start ? 0 : 1);
             pc.direct = pc.plan.pieces == 1;
             pc.plan_owner = cta == g0;
@@ -449,9 +451,12 @@ inline int device_sm_count()
 // SchedConfig::drop_span for l2_bytes of L2 and a grid of CTAs reading tiles of tile_bytes of
 // KV: the span whose KV on every CTA fills L2. A launch that streams more leaves its partials'
 // dirty lines to be evicted, and written back to DRAM, by the next launch's stream; the combine
-// then drops them once merged. (CTA pairs and quads read one span's KV twice or four times; they
-// run only at spans far below this.) Host-callable apart from the device query below, for the
-// schedule's self-check.
+// then drops them once merged. CTA pairs, quads and octets read each span's KV two, four or
+// eight times, so their spans are held to drop_span times that (Schedule::next): at bs 8 × 4096
+// the pair cut's spans of 9 positions are over drop_span (6 on an H200, 60 MB) though its 37.7
+// MB of KV fit L2, and dropping there cost 0.46 µs (results/h200/NOTES.md, thirty-eighth); with
+// the spans held so, bs 8 × 4096 measured 0.990 and 0.991 of before (A/B, two machine starts).
+// Host-callable apart from the device query below, for the schedule's self-check.
 inline int drop_span_of(int l2_bytes, int grid, int tile_bytes) { return l2_bytes / tile_bytes / grid; }
 
 // drop_span_of for the current device's L2 (40 MB, A100's, when the query fails: its error is

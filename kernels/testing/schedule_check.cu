@@ -312,10 +312,11 @@ int run(const vb_verify_params &p, SchedConfig c, int halves, int plant_bug, lon
         *pieces_out = (long)pieces.size();
     if (int rc = check<kKeys>(p, c, pieces, cut_out, why, n))
         return rc;
-    // The launch's drop decision, from its total (Schedule::start's span, over grid / halves spans).
+    // The launch's drop decision, from its total (Schedule::start's span, over grid / halves spans):
+    // drop when the distinct KV streamed, span · grid / halves tiles, overflows drop_span · grid.
     const int first = unit_cost(load_request<kKeys>(p, c, 0), c); // pos[1], as Schedule::start reads it
     const int span = cut_span<kAlign>(c, c.grid, p.batch, first, (int)positions);
-    return check_combine<kKeys>(p, c, pieces, span > c.drop_span, plant_bug, dropped_out, why, n);
+    return check_combine<kKeys>(p, c, pieces, span > c.drop_span * halves, plant_bug, dropped_out, why, n);
 }
 
 } // namespace
