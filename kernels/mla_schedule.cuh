@@ -451,12 +451,13 @@ inline int device_sm_count()
 // SchedConfig::drop_span for l2_bytes of L2 and a grid of CTAs reading tiles of tile_bytes of
 // KV: the span whose KV on every CTA fills L2. A launch that streams more leaves its partials'
 // dirty lines to be evicted, and written back to DRAM, by the next launch's stream; the combine
-// then drops them once merged. CTA pairs, quads and octets read each span's KV two, four or
-// eight times, so their spans are held to drop_span times that (Schedule::next): at bs 8 × 4096
-// the pair cut's spans of 9 positions are over drop_span (6 on an H200, 60 MB) though its 37.7
-// MB of KV fit L2, and dropping there cost 0.46 µs (results/h200/NOTES.md, thirty-eighth); with
-// the spans held so, bs 8 × 4096 measured 0.990 and 0.991 of before (A/B, two machine starts).
-// Host-callable apart from the device query below, for the schedule's self-check.
+// then drops them once merged. The CTAs of a pair, quad or octet read one span's KV together,
+// so their span is compared with drop_span times the CTAs in the group (Schedule::next). By
+// one-CTA spans, bs 8 × 4096's pair cut (spans of 9 positions, drop_span 6 on an H200's 60 MB)
+// dropped though its 37.7 MB of KV fit L2, where not dropping saved 0.46 µs (results/h200/
+// NOTES.md, thirty-eighth); compared so, bs 8 × 4096 measured 0.990 and 0.991 of before (A/B,
+// two machine starts). Host-callable apart from the device query below, for the schedule's
+// self-check.
 inline int drop_span_of(int l2_bytes, int grid, int tile_bytes) { return l2_bytes / tile_bytes / grid; }
 
 // drop_span_of for the current device's L2 (40 MB, A100's, when the query fails: its error is
