@@ -1,0 +1,285 @@
+// merge_rounds_probe: what does each round of a combine's loads cost when the partials it reads
+// were written by other SMs a moment before, and does touching their lines before the wait for
+// the writing grid shorten the first round? A tool, not a verify kernel: in mla_wgmma's combine
+// the loads and merging of the partials took 2.0 µs of a bs 1 × 512 replay, where a row's few
+// pieces are one round of loads, and 4.5-5.6 µs at bs 8 × 23k and bs 1 × 200k (results/h200/
+// NOTES.md, thirty-ninth), far more than one L2 round trip a round.
+//
+// Each graph is two launches shaped as mla_wgmma's: a writer of one CTA an SM (256 threads, held
+// there by shared memory) that stores a 147,456-byte partial slot (72 rows × 512 fp32, rows
+// contiguous, as the combine reads them) and the slot's 72 (max, sum) pairs, then a reader of six
+// 128-thread blocks an SM launched as the writer's programmatic dependent, whose blocks wait for
+// the writer's grid (griddepcontrol.wait) and then merge rows of pieces as the combine does, 8
+// pieces a round, a float4 of each piece a lane plus the piece's (max, sum). The reading
+// patterns are the combine's three paths:
+// - few: one unit of 4 slots, a block per unit row (72 blocks), warp w reading dims
+//   128w..128w+127 of all 4 pieces in one round (the combine's rows of at most 4 pieces, as at bs
+//   1 × 512);
+// - block: units of 18 slots (7 on an H200), a block per unit row, each warp its 128 dims of all
+//   18 pieces in 3 rounds (bs 8 × 23k's rows of 17-18 pieces);
+// - spread: one unit of every slot (132 on an H200), a block per (row, 128-dim slice), warp w
+//   taking pieces w, w + 4, ... 8 at a time (bs 1 × 200k's rows: 5 rounds a warp).
+// Variants: "touch" has every lane issue prefetch.global.L2 for the line it reads first before
+// the wait (the writer may still be writing it: the prefetch moves no data to the SM, it only
+// asks for the line's address and L2 residency); "unwritten" has the writer store nothing, so
+// that the reader's lines were last written by an earlier graph.
+//
+// Each warp's lane 0 stamps %globaltimer at its block's entry, after the wait, after each round
+// (once that round's values are used) and at its end; each writer CTA stamps when its stores
+// have been issued.
+// Printed per case: the replay's median, 10th and 90th percentile (timed as the harness times a
+// verify kernel's replay), then over the warps with work of 20 more replays, medians of: the
+// wait's end after the last writer CTA's end, the first round, a later round, and the wait's end
+// to the warp's end. Built for sm_90a; runs on an H100/H200.
+//
+// usage: merge_rounds_probe [replays]   (default 200)
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "cluster_sm90a.cuh"
+#include "hopper_tool.cuh"
+
+using namespace vbtool;
+
+namespace {
+
+const Tool tool{"merge_rounds_probe"};
+constexpr int kWriterThreads = 256, kWriterSmem = 200 * 1024; // one writer CTA an SM
+constexpr int kRows = 72, kDims = 512, kSlotFloats = kRows * kDims;
+constexpr int kReaderThreads = 128, kReaderPerSm = 6, kWarps = kReaderThreads / 32;
+constexpr int kBatch = 8, kMaxRounds = 5;
+constexpr int kStamps = 3 + kMaxRounds; // entry, after the wait, each round, end
+
+enum Pattern { kFew, kBlock, kSpread };
+constexpr int kFewPieces = 4, kBlockPieces = 18;
+
+__device__ __forceinline__ void prefetch_l2(const void *p)
+{
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+}
+
+template <bool kWrite>
+__global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, float2 *ml, uint64_t *writer_end)
+{
+    if constexpr (kWrite) {
+        float4 *slot = reinterpret_cast<float4 *>(acc + (size_t)blockIdx.x * kSlotFloats);
+        for (int i = threadIdx.x; i < kSlotFloats / 4; i += kWriterThreads) // values the compiler cannot fold
+            slot[i] = make_float4(blockIdx.x, i, 1.f, threadIdx.x);
+        if (threadIdx.x < kRows)
+            ml[blockIdx.x * kRows + threadIdx.x] = make_float2(0.25f * (blockIdx.x % 7), 1.f + threadIdx.x);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        writer_end[blockIdx.x] = global_ns();
+}
+
+// The reader's work: which unit row and dims a block merges, and over which pieces a warp goes.
+struct Work {
+    int first_slot, pieces, row, dims, k0, step;
+};
+
+template <Pattern kP> __device__ __forceinline__ bool work_of(int block, int warp, int lane, int slots, Work &w)
+{
+    if constexpr (kP == kSpread) {
+        if (block >= kRows * 4)
+            return false;
+        w = {0, slots, block % kRows, (block / kRows) * 128 + lane * 4, warp, kWarps};
+    } else {
+        const int per = kP == kFew ? kFewPieces : kBlockPieces, units = kP == kFew ? 1 : slots / per;
+        if (block >= units * kRows)
+            return false;
+        w = {(block / kRows) * per, per, block % kRows, warp * 128 + lane * 4, 0, 1};
+    }
+    return true;
+}
+
+template <Pattern kP, bool kTouch>
+__global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, const float2 *ml, float4 *out,
+                                                              uint64_t *stamps, int slots, float gate)
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    uint64_t *st = stamps + ((size_t)blockIdx.x * kWarps + warp) * kStamps;
+    const uint64_t entry = global_ns();
+    Work w;
+    const bool has = work_of<kP>(blockIdx.x, warp, lane, slots, w);
+    auto addr = [&](int k) { return acc + ((size_t)(w.first_slot + k) * kRows + w.row) * kDims + w.dims; };
+    if (kTouch && has) { // the warp's first-round lines, one a lane: piece lane / 4, line lane % 4 of its 512 B
+        const int k = w.k0 + (lane / 4) * w.step;
+        if (k < w.pieces)
+            prefetch_l2(acc + ((size_t)(w.first_slot + k) * kRows + w.row) * kDims + (w.dims - lane * 4) + 32 * (lane % 4));
+    }
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if (!has)
+        return;
+    if (lane == 0)
+        st[0] = entry, st[1] = global_ns();
+    float m = -INFINITY, lsum = 0.f;
+    float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+    int round = 0;
+    for (int k0 = w.k0; k0 < w.pieces; k0 += kBatch * w.step, round++) {
+        float2 pm[kBatch];
+        float4 v[kBatch];
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) { // every load of the round before any is used
+            const int k = k0 + i * w.step;
+            const bool in = k < w.pieces;
+            pm[i] = in ? ml[(w.first_slot + k) * kRows + w.row] : make_float2(-INFINITY, 0.f);
+            v[i] = in ? *reinterpret_cast<const float4 *>(addr(k)) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        float mb = m;
+#pragma unroll
+        for (int i = 0; i < kBatch; i++)
+            mb = fmaxf(mb, pm[i].x);
+        // Every use below depends on mb, and through gate (0 at run time: no change to mb) on
+        // every load of the round, so all eight go out before any is used, as in the combine's
+        // code; without it ptxas put each float4 load after the previous piece's first use.
+#pragma unroll
+        for (int i = 0; i < kBatch; i++)
+            mb = fmaxf(mb, fmaf(v[i].x, gate, -1e30f));
+        const float scale = m == -INFINITY ? 0.f : exp2f(m - mb);
+        m = mb, lsum *= scale, a.x *= scale, a.y *= scale, a.z *= scale, a.w *= scale;
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) {
+            const float f = pm[i].y > 0.f ? exp2f(pm[i].x - m) : 0.f;
+            lsum += pm[i].y * f, a.x += v[i].x * f, a.y += v[i].y * f, a.z += v[i].z * f, a.w += v[i].w * f;
+        }
+        asm volatile("" ::"f"(a.x), "f"(lsum)); // the stamp below waits for this round's values
+        if (lane == 0 && round < kMaxRounds)
+            st[2 + round] = global_ns();
+    }
+    out[(size_t)blockIdx.x * kReaderThreads + threadIdx.x] = make_float4(a.x / lsum, a.y, a.z, a.w);
+    if (lane == 0)
+        st[kStamps - 1] = global_ns();
+}
+
+struct Case {
+    const char *name;
+    Pattern pattern;
+    bool touch, write;
+};
+
+template <Pattern kP, bool kTouch> void launch_reader(cudaStream_t s, int sms, const float *acc, const float2 *ml,
+                                                      float4 *out, uint64_t *stamps)
+{
+    cudaLaunchAttribute dependent[1];
+    dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(kReaderPerSm * sms);
+    cfg.blockDim = dim3(kReaderThreads);
+    cfg.stream = s;
+    cfg.attrs = dependent;
+    cfg.numAttrs = 1;
+    tool.check(cudaLaunchKernelEx(&cfg, read_rounds<kP, kTouch>, acc, ml, out, stamps, sms, 0.f),
+               "cudaLaunchKernelEx");
+}
+
+struct Buffers {
+    float *acc;
+    float2 *ml;
+    float4 *out;
+    uint64_t *stamps, *writer_end;
+};
+
+cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, const Buffers &b)
+{
+    return tool.capture(s, [&](cudaStream_t st) {
+        if (c.write)
+            write_slots<true><<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml, b.writer_end);
+        else
+            write_slots<false><<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml, b.writer_end);
+        switch (c.pattern * 2 + c.touch) {
+        case 0: launch_reader<kFew, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        case 1: launch_reader<kFew, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        case 2: launch_reader<kBlock, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        case 3: launch_reader<kBlock, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        case 4: launch_reader<kSpread, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        default: launch_reader<kSpread, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
+        }
+    });
+}
+
+double median_us(std::vector<double> v)
+{
+    if (v.empty())
+        return 0.;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2] / 1000.;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int n = tool.count_arg(argc, argv, 200, "usage: merge_rounds_probe [replays]");
+    const int sms = tool.hopper_sms();
+    for (auto k : {write_slots<true>, write_slots<false>})
+        tool.check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kWriterSmem),
+                   "cudaFuncSetAttribute");
+    const int blocks = kReaderPerSm * sms;
+    const size_t stamp_count = (size_t)blocks * kWarps * kStamps;
+    Buffers b{};
+    tool.check(cudaMalloc(&b.acc, (size_t)sms * kSlotFloats * sizeof(float)), "cudaMalloc");
+    tool.check(cudaMalloc(&b.ml, (size_t)sms * kRows * sizeof(float2)), "cudaMalloc");
+    tool.check(cudaMalloc(&b.out, (size_t)blocks * kReaderThreads * sizeof(float4)), "cudaMalloc");
+    tool.check(cudaMalloc(&b.stamps, stamp_count * sizeof(uint64_t)), "cudaMalloc");
+    tool.check(cudaMalloc(&b.writer_end, (size_t)sms * sizeof(uint64_t)), "cudaMalloc");
+    tool.check(cudaMemset(b.acc, 0, (size_t)sms * kSlotFloats * sizeof(float)), "cudaMemset");
+    tool.check(cudaMemset(b.ml, 0, (size_t)sms * kRows * sizeof(float2)), "cudaMemset");
+    cudaStream_t s;
+    tool.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    const Case cases[] = {
+        {"few (4 pieces, 1 round)", kFew, false, true},
+        {"few, touch", kFew, true, true},
+        {"few, unwritten", kFew, false, false},
+        {"block (18 pieces, 3 rounds)", kBlock, false, true},
+        {"block, touch", kBlock, true, true},
+        {"block, unwritten", kBlock, false, false},
+        {"spread (all slots, 5 rounds a warp)", kSpread, false, true},
+        {"spread, touch", kSpread, true, true},
+        {"spread, unwritten", kSpread, false, false},
+    };
+    printf("merge_rounds_probe: graph replays, %d samples each, %d SMs; writer <<<%d, %d>>>, %d B a slot; "
+           "reader <<<%d, %d>>>, a programmatic dependent; stamps: medians over the warps with work of 20 "
+           "replays, µs\n",
+           n, sms, sms, kWriterThreads, kSlotFloats * 4, blocks, kReaderThreads);
+    printf("\n| graph | replay median (p10-p90) | wait's end after the last writer | first round | a later round "
+           "| wait's end to the warp's end |\n|---|---:|---:|---:|---:|---:|\n");
+    std::vector<uint64_t> st(stamp_count), wend(sms);
+    for (const Case &c : cases) {
+        cudaGraphExec_t x = capture(c, s, sms, b);
+        const std::vector<float> us = tool.time_replays(x, s, n);
+        std::vector<double> after_writer, first, later, to_end;
+        for (int r = 0; r < 20; r++) {
+            tool.check(cudaMemsetAsync(b.stamps, 0, stamp_count * sizeof(uint64_t), s), "cudaMemsetAsync");
+            tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+            tool.check(cudaStreamSynchronize(s), "a replay");
+            tool.check(cudaMemcpy(st.data(), b.stamps, st.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost), "cudaMemcpy");
+            tool.check(cudaMemcpy(wend.data(), b.writer_end, wend.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost),
+                       "cudaMemcpy");
+            const uint64_t last_writer = *std::max_element(wend.begin(), wend.end());
+            for (int i = 0; i < blocks * kWarps; i++) {
+                const uint64_t *t = &st[(size_t)i * kStamps];
+                if (!t[1])
+                    continue; // no work
+                after_writer.push_back((double)(int64_t)(t[1] - last_writer));
+                first.push_back((double)(t[2] - t[1]));
+                for (int k = 1; k < kMaxRounds && t[2 + k]; k++)
+                    later.push_back((double)(t[2 + k] - t[1 + k]));
+                to_end.push_back((double)(t[kStamps - 1] - t[1]));
+            }
+        }
+        char later_us[16] = "–";
+        if (!later.empty())
+            snprintf(later_us, sizeof later_us, "%.2f", median_us(later));
+        printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10],
+               us[us.size() * 9 / 10], median_us(after_writer), median_us(first), later_us, median_us(to_end));
+        tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
+    }
+    tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
+    for (void *p : {(void *)b.acc, (void *)b.ml, (void *)b.out, (void *)b.stamps, (void *)b.writer_end})
+        tool.check(cudaFree(p), "cudaFree");
+    return 0;
+}
