@@ -1,8 +1,8 @@
 // merge_rounds_probe: what does each round of a combine's loads cost when the partials it reads
 // were written by other SMs a moment before, and does touching their lines before the wait for
 // the writing grid shorten the first round? A tool, not a verify kernel: in mla_wgmma's combine
-// the loads and merging of the partials took 2.0 µs of a bs 1 × 512 replay, where a row's few
-// pieces are one round of loads, and 4.5-5.6 µs at bs 8 × 23k and bs 1 × 200k (results/h200/
+// the loads and merging of the partials took 2.0 µs of a bs 1 × 512 replay, where a row's 9
+// pieces are two rounds of loads, and 4.5-5.6 µs at bs 8 × 23k and bs 1 × 200k (results/h200/
 // NOTES.md, thirty-ninth), far more than one L2 round trip a round.
 //
 // Each graph is two launches shaped as mla_wgmma's: a writer of one CTA an SM (256 threads, held
@@ -13,8 +13,9 @@
 // pieces a round, a float4 of each piece a lane plus the piece's (max, sum). The reading
 // patterns are the combine's three paths:
 // - few: one unit of 4 slots, a block per unit row (72 blocks), warp w reading dims
-//   128w..128w+127 of all 4 pieces in one round (the combine's rows of at most 4 pieces, as at bs
-//   1 × 512);
+//   128w..128w+127 of all 4 pieces in one round (the combine's rows of at most 4 pieces: bs 8 ×
+//   512's have 3, bs 32 × 4096's 4, by the host schedule check's walk; the combine gives each of
+//   two warps half such a row, two float4 a lane);
 // - block: units of 18 slots (7 on an H200), a block per unit row, each warp its 128 dims of all
 //   18 pieces in 3 rounds (bs 8 × 23k's rows of 17-18 pieces);
 // - spread: one unit of every slot (132 on an H200), a block per (row, 128-dim slice), warp w
