@@ -41,8 +41,10 @@
 
 #include "cluster_sm90a.cuh"
 #include "hopper_tool.cuh"
+#include "ptx_sm80.cuh"
 
 using namespace vbtool;
+using vb::prefetch_l2;
 
 namespace {
 
@@ -55,11 +57,6 @@ constexpr int kStamps = 3 + kMaxRounds; // entry, after the wait, each round, en
 
 enum Pattern { kFew, kBlock, kSpread };
 constexpr int kFewPieces = 4, kBlockPieces = 18;
-
-__device__ __forceinline__ void prefetch_l2(const void *p)
-{
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-}
 
 template <bool kWrite>
 __global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, float2 *ml, uint64_t *writer_end)
@@ -109,7 +106,7 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     if (kTouch && has) { // the warp's first-round lines, one a lane: piece lane / 4, line lane % 4 of its 512 B
         const int k = w.k0 + (lane / 4) * w.step;
         if (k < w.pieces)
-            prefetch_l2(acc + ((size_t)(w.first_slot + k) * kRows + w.row) * kDims + (w.dims - lane * 4) + 32 * (lane % 4));
+            prefetch_l2(addr(k) - lane * 4 + 32 * (lane % 4));
     }
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (!has)
@@ -161,8 +158,10 @@ struct Case {
     bool touch, write;
 };
 
-template <Pattern kP, bool kTouch> void launch_reader(cudaStream_t s, int sms, const float *acc, const float2 *ml,
-                                                      float4 *out, uint64_t *stamps)
+using Reader = void (*)(const float *, const float2 *, float4 *, uint64_t *, int, float);
+
+void launch_reader(Reader reader, cudaStream_t s, int sms, const float *acc, const float2 *ml, float4 *out,
+                   uint64_t *stamps)
 {
     cudaLaunchAttribute dependent[1];
     dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -173,8 +172,7 @@ template <Pattern kP, bool kTouch> void launch_reader(cudaStream_t s, int sms, c
     cfg.stream = s;
     cfg.attrs = dependent;
     cfg.numAttrs = 1;
-    tool.check(cudaLaunchKernelEx(&cfg, read_rounds<kP, kTouch>, acc, ml, out, stamps, sms, 0.f),
-               "cudaLaunchKernelEx");
+    tool.check(cudaLaunchKernelEx(&cfg, reader, acc, ml, out, stamps, sms, 0.f), "cudaLaunchKernelEx");
 }
 
 struct Buffers {
@@ -186,19 +184,13 @@ struct Buffers {
 
 cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, const Buffers &b)
 {
+    static const Reader readers[] = {read_rounds<kFew, false>,   read_rounds<kFew, true>,
+                                     read_rounds<kBlock, false>, read_rounds<kBlock, true>,
+                                     read_rounds<kSpread, false>, read_rounds<kSpread, true>};
     return tool.capture(s, [&](cudaStream_t st) {
-        if (c.write)
-            write_slots<true><<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml, b.writer_end);
-        else
-            write_slots<false><<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml, b.writer_end);
-        switch (c.pattern * 2 + c.touch) {
-        case 0: launch_reader<kFew, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        case 1: launch_reader<kFew, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        case 2: launch_reader<kBlock, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        case 3: launch_reader<kBlock, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        case 4: launch_reader<kSpread, false>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        default: launch_reader<kSpread, true>(st, sms, b.acc, b.ml, b.out, b.stamps); break;
-        }
+        (c.write ? write_slots<true> : write_slots<false>)<<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml,
+                                                                                                 b.writer_end);
+        launch_reader(readers[c.pattern * 2 + c.touch], st, sms, b.acc, b.ml, b.out, b.stamps);
     });
 }
 
