@@ -26,12 +26,14 @@
 // that the reader's lines were last written by an earlier graph.
 //
 // Each warp's lane 0 stamps %globaltimer at its block's entry, after the wait, after each round
-// (once that round's values are used) and at its end; each writer CTA stamps when its stores
-// have been issued.
+// (once that round's values are used) and at its end, and notes its SM (%smid); each writer CTA
+// stamps when its stores have been issued.
 // Printed per case: the replay's median, 10th and 90th percentile (timed as the harness times a
 // verify kernel's replay), then over the warps with work of 20 more replays, medians of: the
 // wait's end after the last writer CTA's end, the first round, a later round, and the wait's end
-// to the warp's end. Built for sm_90a; runs on an H100/H200.
+// to the warp's end; and on a second line, the last of these by how many blocks with work share
+// the warp's SM (the spread pattern's 288 blocks sit 2 or 3 to an SM, as the combine's do at bs 1
+// × 200k). Built for sm_90a; runs on an H100/H200.
 //
 // usage: merge_rounds_probe [replays]   (default 200)
 #include <cmath>
@@ -53,7 +55,7 @@ constexpr int kWriterThreads = 256, kWriterSmem = 200 * 1024; // one writer CTA 
 constexpr int kRows = 72, kDims = 512, kSlotFloats = kRows * kDims;
 constexpr int kReaderThreads = 128, kReaderPerSm = 6, kWarps = kReaderThreads / 32;
 constexpr int kBatch = 8, kMaxRounds = 5;
-constexpr int kStamps = 3 + kMaxRounds; // entry, after the wait, each round, end
+constexpr int kEnd = 2 + kMaxRounds, kSm = kEnd + 1, kStamps = kSm + 1; // entry, after the wait, each round, end, SM
 
 enum Pattern { kFew, kBlock, kSpread };
 constexpr int kFewPieces = 4, kBlockPieces = 18;
@@ -111,8 +113,11 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (!has)
         return;
-    if (lane == 0)
-        st[0] = entry, st[1] = global_ns();
+    if (lane == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        st[0] = entry, st[1] = global_ns(), st[kSm] = sm;
+    }
     float m = -INFINITY, lsum = 0.f;
     float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
     int round = 0;
@@ -149,7 +154,7 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     }
     out[(size_t)blockIdx.x * kReaderThreads + threadIdx.x] = make_float4(a.x / lsum, a.y, a.z, a.w);
     if (lane == 0)
-        st[kStamps - 1] = global_ns();
+        st[kEnd] = global_ns();
 }
 
 struct Case {
@@ -244,7 +249,7 @@ int main(int argc, char **argv)
     for (const Case &c : cases) {
         cudaGraphExec_t x = capture(c, s, sms, b);
         const std::vector<float> us = tool.time_replays(x, s, n);
-        std::vector<double> after_writer, first, later, to_end;
+        std::vector<double> after_writer, first, later, to_end, by_load[kReaderPerSm + 1];
         for (int r = 0; r < 20; r++) {
             tool.check(cudaMemsetAsync(b.stamps, 0, stamp_count * sizeof(uint64_t), s), "cudaMemsetAsync");
             tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
@@ -261,7 +266,20 @@ int main(int argc, char **argv)
                 first.push_back((double)(t[2] - t[1]));
                 for (int k = 1; k < kMaxRounds && t[2 + k]; k++)
                     later.push_back((double)(t[2 + k] - t[1 + k]));
-                to_end.push_back((double)(t[kStamps - 1] - t[1]));
+                to_end.push_back((double)(t[kEnd] - t[1]));
+            }
+            // the same, by how many blocks with work share the warp's SM (a block's warp 0 has
+            // work when the block has; %smid is below 1024 on any GPU this runs on)
+            std::vector<int> on_sm(1024);
+            for (int i = 0; i < blocks; i++) {
+                const uint64_t *t = &st[(size_t)i * kWarps * kStamps];
+                if (t[1] && t[kSm] < on_sm.size())
+                    on_sm[t[kSm]]++;
+            }
+            for (int i = 0; i < blocks * kWarps; i++) {
+                const uint64_t *t = &st[(size_t)i * kStamps];
+                if (t[1] && t[kSm] < on_sm.size() && on_sm[t[kSm]] <= kReaderPerSm)
+                    by_load[on_sm[t[kSm]]].push_back((double)(t[kEnd] - t[1]));
             }
         }
         char later_us[16] = "–";
@@ -269,6 +287,11 @@ int main(int argc, char **argv)
             snprintf(later_us, sizeof later_us, "%.2f", median_us(later));
         printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10],
                us[us.size() * 9 / 10], median_us(after_writer), median_us(first), later_us, median_us(to_end));
+        printf("|   by blocks with work on the warp's SM (blocks: warps a replay, median wait's end to the warp's end) |");
+        for (int k = 1; k <= kReaderPerSm; k++)
+            if (!by_load[k].empty())
+                printf(" %d: %zu, %.2f;", k, by_load[k].size() / 20, median_us(by_load[k]));
+        printf(" | | | | |\n");
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
     }
     tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
