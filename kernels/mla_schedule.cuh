@@ -773,27 +773,24 @@ template <int kDv, bool kDependent> int combine_blocks_per_sm()
 // the main launch's SMs at once), so that no block of a second wave waits for the first.
 // kDependent: a programmatic dependent launch (sm_90 and up), which the GPU may start once every
 // CTA of the main launch has run griddepcontrol.launch_dependents or exited; in a graph the
-// capture records it as a programmatic edge.
+// capture records it as a programmatic edge. Otherwise the same launch without the attribute,
+// an ordinary stream-ordered one.
 template <int kDv, bool kDependent = false>
 inline cudaError_t launch_combine(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
     // host-side, once: allowed while a capture is open
     static const int per_sm = combine_blocks_per_sm<kDv, kDependent>();
-    if constexpr (kDependent) {
-        cudaLaunchAttribute dependent[1];
-        dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        dependent[0].val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(c.grid * per_sm);
-        cfg.blockDim = dim3(kCombineThreads);
-        cfg.stream = stream;
-        cfg.attrs = dependent;
-        cfg.numAttrs = 1;
-        if (cudaError_t e = cudaLaunchKernelEx(&cfg, combine_pieces<kDv, true>, p, ws, c, CombineList(p, c)))
-            return e;
-    } else {
-        combine_pieces<kDv><<<c.grid * per_sm, kCombineThreads, 0, stream>>>(p, ws, c, CombineList(p, c));
-    }
+    cudaLaunchAttribute dependent[1];
+    dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(c.grid * per_sm);
+    cfg.blockDim = dim3(kCombineThreads);
+    cfg.stream = stream;
+    cfg.attrs = dependent;
+    cfg.numAttrs = kDependent ? 1 : 0;
+    if (cudaError_t e = cudaLaunchKernelEx(&cfg, combine_pieces<kDv, kDependent>, p, ws, c, CombineList(p, c)))
+        return e;
     return cudaGetLastError();
 }
 
