@@ -1175,7 +1175,10 @@ __device__ __forceinline__ unsigned char *aligned_smem()
 // 768-thread block an SM (six 128-thread groups, group k of block b taking list block b + k ·
 // grid) took the cost away (bs 1 × 200k, trigger after the copies at every span, against this
 // landed form: 1.047 with the shipped combine, 1.008 with that one), but was itself about 1%
-// slower, and no trigger made the long launches faster with it.
+// slower, and no trigger made the long launches faster with it. Capping the shipped combine at
+// three blocks an SM (dynamic shared memory) did the same (fortieth: the trigger at every span
+// 1.042 with six blocks an SM, 1.008 with three), at 1.4% on its own, and against the capped
+// combine the early start gained nothing (bs 1 × 200k 1.007, bs 8 × 23k 1.014).
 constexpr int kDependentSpan = 1;
 
 // One CTA's work for units of kind kU, once the prefix of unit costs is in pos. A kernel per
