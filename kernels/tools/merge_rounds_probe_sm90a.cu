@@ -23,7 +23,12 @@
 // Variants: "touch" has every lane issue prefetch.global.L2 for the line it reads first before
 // the wait (the writer may still be writing it: the prefetch moves no data to the SM, it only
 // asks for the line's address and L2 residency); "unwritten" has the writer store nothing, so
-// that the reader's lines were last written by an earlier graph.
+// that the reader's lines were last written by an earlier graph; "listed" has every block, with
+// merge work or not, first list items as the combine does (list_items), its time printed apart
+// and the first round counted from its end. In mla_wgmma's combine the merges took 1.0-1.2 µs
+// (rows of 18 pieces) and 2.1-2.2 µs (rows of 132) longer than this probe's plain cases
+// (results/h200/NOTES.md, fortieth); the listing and the blocks without work are what the
+// combine has and the plain cases lack.
 //
 // Each warp's lane 0 stamps %globaltimer at its block's entry, after the wait, after each round
 // (once that round's values are used) and at its end, and notes its SM (%smid); each writer CTA
@@ -33,7 +38,7 @@
 // wait's end after the last writer CTA's end, the first round, a later round, and the wait's end
 // to the warp's end; and on a second line, the last of these by how many blocks with work share
 // the warp's SM (the spread pattern's 288 blocks sit 2 or 3 to an SM, as the combine's do at bs 1
-// × 200k). Built for sm_90a; runs on an H100/H200.
+// × 200k), and for the listed cases the listing's median. Built for sm_90a; runs on an H100/H200.
 //
 // usage: merge_rounds_probe [replays]   (default 200)
 #include <cmath>
@@ -55,9 +60,14 @@ constexpr int kWriterThreads = 256, kWriterSmem = 200 * 1024; // one writer CTA 
 constexpr int kRows = 72, kDims = 512, kSlotFloats = kRows * kDims;
 constexpr int kReaderThreads = 128, kReaderPerSm = 6, kWarps = kReaderThreads / 32;
 constexpr int kBatch = 8, kMaxRounds = 5;
-constexpr int kEnd = 2 + kMaxRounds, kSm = kEnd + 1, kStamps = kSm + 1; // entry, after the wait, each round, end, SM
+// entry, after the wait, each round, end, SM, the listing's end
+constexpr int kEnd = 2 + kMaxRounds, kSm = kEnd + 1, kListEnd = kSm + 1, kStamps = kListEnd + 1;
+constexpr int kIndexEntries = 1024; // the launch input the listing reads, as the combine reads qo_indptr
 
 enum Pattern { kFew, kBlock, kSpread };
+// kTouch: each lane prefetches its first line before the wait; kListed: every block, with work or
+// not, first lists items as the combine does (below).
+enum Mode { kPlain, kTouch, kListed };
 constexpr int kFewPieces = 4, kBlockPieces = 18;
 
 template <bool kWrite>
@@ -95,9 +105,30 @@ template <Pattern kP> __device__ __forceinline__ bool work_of(int block, int war
     return true;
 }
 
-template <Pattern kP, bool kTouch>
-__global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, const float2 *ml, float4 *out,
-                                                              uint64_t *stamps, int slots, float gate)
+// The combine's listing, in shape: each thread looks at one item, reading a launch input (as
+// qo_indptr) and an entry the writer grid wrote (as the unit's plan entry), and counts it in
+// shared memory when it has work; two block barriers around it. Every block does this, those
+// without merge work too (504 of the 792 in the spread pattern: the combine's grid is a whole
+// wave, most of it without items at bs 1 × 200k). Returns the count so that nothing is
+// optimised away.
+__device__ __forceinline__ int list_items(const int *index, const float2 *ml, int entries)
+{
+    __shared__ int listed;
+    if (threadIdx.x == 0)
+        listed = 0;
+    __syncthreads();
+    const int i = blockIdx.x + threadIdx.x * gridDim.x;
+    const int in = index[i % kIndexEntries];
+    const float2 entry = ml[i % entries]; // both loads out before either is used, as the combine's
+    if ((in >= 0) & (entry.y > 0.f))
+        atomicAdd(&listed, 1);
+    __syncthreads();
+    return listed;
+}
+
+template <Pattern kP, Mode kM>
+__global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, const float2 *ml, const int *index,
+                                                              float4 *out, uint64_t *stamps, int slots, float gate)
 {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     uint64_t *st = stamps + ((size_t)blockIdx.x * kWarps + warp) * kStamps;
@@ -105,18 +136,22 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     Work w;
     const bool has = work_of<kP>(blockIdx.x, warp, lane, slots, w);
     auto addr = [&](int k) { return acc + ((size_t)(w.first_slot + k) * kRows + w.row) * kDims + w.dims; };
-    if (kTouch && has) { // the warp's first-round lines, one a lane: piece lane / 4, line lane % 4 of its 512 B
+    if (kM == kTouch && has) { // the warp's first-round lines, one a lane: piece lane / 4, line lane % 4 of its 512 B
         const int k = w.k0 + (lane / 4) * w.step;
         if (k < w.pieces)
             prefetch_l2(addr(k) - lane * 4 + 32 * (lane % 4));
     }
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    const uint64_t waited = global_ns();
+    if constexpr (kM == kListed)
+        if (list_items(index, ml, slots * kRows) < 0)
+            out[blockIdx.x] = make_float4(0.f, 0.f, 0.f, 0.f); // never: a count is not negative
     if (!has)
         return;
     if (lane == 0) {
         unsigned sm;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        st[0] = entry, st[1] = global_ns(), st[kSm] = sm;
+        st[0] = entry, st[1] = waited, st[kSm] = sm, st[kListEnd] = kM == kListed ? global_ns() : 0;
     }
     float m = -INFINITY, lsum = 0.f;
     float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -160,13 +195,14 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
 struct Case {
     const char *name;
     Pattern pattern;
-    bool touch, write;
+    Mode mode;
+    bool write;
 };
 
-using Reader = void (*)(const float *, const float2 *, float4 *, uint64_t *, int, float);
+using Reader = void (*)(const float *, const float2 *, const int *, float4 *, uint64_t *, int, float);
 
-void launch_reader(Reader reader, cudaStream_t s, int sms, const float *acc, const float2 *ml, float4 *out,
-                   uint64_t *stamps)
+void launch_reader(Reader reader, cudaStream_t s, int sms, const float *acc, const float2 *ml, const int *index,
+                   float4 *out, uint64_t *stamps)
 {
     cudaLaunchAttribute dependent[1];
     dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -177,25 +213,28 @@ void launch_reader(Reader reader, cudaStream_t s, int sms, const float *acc, con
     cfg.stream = s;
     cfg.attrs = dependent;
     cfg.numAttrs = 1;
-    tool.check(cudaLaunchKernelEx(&cfg, reader, acc, ml, out, stamps, sms, 0.f), "cudaLaunchKernelEx");
+    tool.check(cudaLaunchKernelEx(&cfg, reader, acc, ml, index, out, stamps, sms, 0.f), "cudaLaunchKernelEx");
 }
 
 struct Buffers {
     float *acc;
     float2 *ml;
+    int *index;
     float4 *out;
     uint64_t *stamps, *writer_end;
 };
 
 cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, const Buffers &b)
 {
-    static const Reader readers[] = {read_rounds<kFew, false>,   read_rounds<kFew, true>,
-                                     read_rounds<kBlock, false>, read_rounds<kBlock, true>,
-                                     read_rounds<kSpread, false>, read_rounds<kSpread, true>};
+    static const Reader readers[] = {read_rounds<kFew, kPlain>,    read_rounds<kFew, kTouch>,
+                                     read_rounds<kFew, kListed>,   read_rounds<kBlock, kPlain>,
+                                     read_rounds<kBlock, kTouch>,  read_rounds<kBlock, kListed>,
+                                     read_rounds<kSpread, kPlain>, read_rounds<kSpread, kTouch>,
+                                     read_rounds<kSpread, kListed>};
     return tool.capture(s, [&](cudaStream_t st) {
         (c.write ? write_slots<true> : write_slots<false>)<<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml,
                                                                                                  b.writer_end);
-        launch_reader(readers[c.pattern * 2 + c.touch], st, sms, b.acc, b.ml, b.out, b.stamps);
+        launch_reader(readers[c.pattern * 3 + c.mode], st, sms, b.acc, b.ml, b.index, b.out, b.stamps);
     });
 }
 
@@ -221,6 +260,8 @@ int main(int argc, char **argv)
     Buffers b{};
     tool.check(cudaMalloc(&b.acc, (size_t)sms * kSlotFloats * sizeof(float)), "cudaMalloc");
     tool.check(cudaMalloc(&b.ml, (size_t)sms * kRows * sizeof(float2)), "cudaMalloc");
+    tool.check(cudaMalloc(&b.index, kIndexEntries * sizeof(int)), "cudaMalloc");
+    tool.check(cudaMemset(b.index, 0, kIndexEntries * sizeof(int)), "cudaMemset");
     tool.check(cudaMalloc(&b.out, (size_t)blocks * kReaderThreads * sizeof(float4)), "cudaMalloc");
     tool.check(cudaMalloc(&b.stamps, stamp_count * sizeof(uint64_t)), "cudaMalloc");
     tool.check(cudaMalloc(&b.writer_end, (size_t)sms * sizeof(uint64_t)), "cudaMalloc");
@@ -229,15 +270,18 @@ int main(int argc, char **argv)
     cudaStream_t s;
     tool.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     const Case cases[] = {
-        {"few (4 pieces, 1 round)", kFew, false, true},
-        {"few, touch", kFew, true, true},
-        {"few, unwritten", kFew, false, false},
-        {"block (18 pieces, 3 rounds)", kBlock, false, true},
-        {"block, touch", kBlock, true, true},
-        {"block, unwritten", kBlock, false, false},
-        {"spread (all slots, 5 rounds a warp)", kSpread, false, true},
-        {"spread, touch", kSpread, true, true},
-        {"spread, unwritten", kSpread, false, false},
+        {"few (4 pieces, 1 round)", kFew, kPlain, true},
+        {"few, touch", kFew, kTouch, true},
+        {"few, listed", kFew, kListed, true},
+        {"few, unwritten", kFew, kPlain, false},
+        {"block (18 pieces, 3 rounds)", kBlock, kPlain, true},
+        {"block, touch", kBlock, kTouch, true},
+        {"block, listed", kBlock, kListed, true},
+        {"block, unwritten", kBlock, kPlain, false},
+        {"spread (all slots, 5 rounds a warp)", kSpread, kPlain, true},
+        {"spread, touch", kSpread, kTouch, true},
+        {"spread, listed", kSpread, kListed, true},
+        {"spread, unwritten", kSpread, kPlain, false},
     };
     printf("merge_rounds_probe: graph replays, %d samples each, %d SMs; writer <<<%d, %d>>>, %d B a slot; "
            "reader <<<%d, %d>>>, a programmatic dependent; stamps: medians over the warps with work of 20 "
@@ -249,7 +293,7 @@ int main(int argc, char **argv)
     for (const Case &c : cases) {
         cudaGraphExec_t x = capture(c, s, sms, b);
         const std::vector<float> us = tool.time_replays(x, s, n);
-        std::vector<double> after_writer, first, later, to_end, by_load[kReaderPerSm + 1];
+        std::vector<double> after_writer, listing, first, later, to_end, by_load[kReaderPerSm + 1];
         for (int r = 0; r < 20; r++) {
             tool.check(cudaMemsetAsync(b.stamps, 0, stamp_count * sizeof(uint64_t), s), "cudaMemsetAsync");
             tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
@@ -263,7 +307,10 @@ int main(int argc, char **argv)
                 if (!t[1])
                     continue; // no work
                 after_writer.push_back((double)(int64_t)(t[1] - last_writer));
-                first.push_back((double)(t[2] - t[1]));
+                const uint64_t listed = t[kListEnd] ? t[kListEnd] : t[1]; // the first round starts there
+                if (t[kListEnd])
+                    listing.push_back((double)(t[kListEnd] - t[1]));
+                first.push_back((double)(t[2] - listed));
                 for (int k = 1; k < kMaxRounds && t[2 + k]; k++)
                     later.push_back((double)(t[2 + k] - t[1 + k]));
                 to_end.push_back((double)(t[kEnd] - t[1]));
@@ -291,11 +338,13 @@ int main(int argc, char **argv)
         for (int k = 1; k <= kReaderPerSm; k++)
             if (!by_load[k].empty())
                 printf(" %d: %zu, %.2f;", k, by_load[k].size() / 20, median_us(by_load[k]));
+        if (!listing.empty())
+            printf(" listing (in the first round's place: before it, not in it) %.2f;", median_us(listing));
         printf(" | | | | |\n");
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
     }
     tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
-    for (void *p : {(void *)b.acc, (void *)b.ml, (void *)b.out, (void *)b.stamps, (void *)b.writer_end})
+    for (void *p : {(void *)b.acc, (void *)b.ml, (void *)b.index, (void *)b.out, (void *)b.stamps, (void *)b.writer_end})
         tool.check(cudaFree(p), "cudaFree");
     return 0;
 }
