@@ -27,8 +27,13 @@
 // merge work or not, first list items as the combine does (list_items), its time printed apart
 // and the first round counted from its end. In mla_wgmma's combine the merges took 1.0-1.2 µs
 // (rows of 18 pieces) and 2.1-2.2 µs (rows of 132) longer than this probe's plain cases
-// (results/h200/NOTES.md, fortieth); the listing and the blocks without work are what the
-// combine has and the plain cases lack.
+// (results/h200/NOTES.md, fortieth): the listing and the blocks without work are what the
+// combine has and the plain cases lack; so is the L2 state a main launch leaves behind, which
+// the last cases set up (Before: a KV stream before the writer's stores, with and without the
+// evict-first policy mla_wgmma's copies carry, smaller pools, an idle wait of the same length,
+// touches of the slots after the stores, evict-last stores; and "merged lines dropped", where
+// the reader drops what it merged as the combine does, so that every replay's writer stores
+// to lines that are not in L2).
 //
 // Each warp's lane 0 stamps %globaltimer at its block's entry, after the wait, after each round
 // (once that round's values are used) and at its end, and notes its SM (%smid); each writer CTA
@@ -38,12 +43,15 @@
 // wait's end after the last writer CTA's end, the first round, a later round, and the wait's end
 // to the warp's end; and on a second line, the last of these by how many blocks with work share
 // the warp's SM (the spread pattern's 288 blocks sit 2 or 3 to an SM, as the combine's do at bs 1
-// × 200k), and for the listed cases the listing's median. Built for sm_90a; runs on an H100/H200.
+// × 200k), for the listed cases the listing's median, and the SM clock over the merge (%clock64
+// against %globaltimer: whether a case ran at another clock). Built for sm_90a; runs on an
+// H100/H200.
 //
 // usage: merge_rounds_probe [replays]   (default 200)
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cluster_sm90a.cuh"
@@ -61,25 +69,97 @@ constexpr int kRows = 72, kDims = 512, kSlotFloats = kRows * kDims;
 constexpr int kReaderThreads = 128, kReaderPerSm = 6, kWarps = kReaderThreads / 32;
 constexpr int kBatch = 8, kMaxRounds = 5;
 // entry, after the wait, each round, end, SM, the listing's end
-constexpr int kEnd = 2 + kMaxRounds, kSm = kEnd + 1, kListEnd = kSm + 1, kStamps = kListEnd + 1;
+constexpr int kEnd = 2 + kMaxRounds, kSm = kEnd + 1, kListEnd = kSm + 1, kClock0 = kListEnd + 1,
+              kClock1 = kClock0 + 1, kStamps = kClock1 + 1; // SM clocks at the wait's end and the end
 constexpr int kIndexEntries = 1024; // the launch input the listing reads, as the combine reads qo_indptr
 
 enum Pattern { kFew, kBlock, kSpread };
 // kTouch: each lane prefetches its first line before the wait; kListed: every block, with work or
-// not, first lists items as the combine does (below).
-enum Mode { kPlain, kTouch, kListed };
+// not, first lists items as the combine does (below); kDrop: each warp drops the lines it merged
+// (discard.global.L2), as the combine does at the long shapes, so that the next replay's writer
+// stores to lines that are not in L2.
+enum Mode { kPlain, kTouch, kListed, kDrop, kModes };
 constexpr int kFewPieces = 4, kBlockPieces = 18;
 
-template <bool kWrite>
-__global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, float2 *ml, uint64_t *writer_end)
+// What the writer does before its stores, and how it stores. The stream stands in for a main
+// launch's KV stream: kStreamRowsPerCta rows of 1152 bytes a CTA (bs 1 × 200k's 1515) at slots
+// scattered over a pool of pool_rows rows, every row of a CTA read once; with evict_first its
+// loads carry the L2 evict-first policy, as mla_wgmma's KV copies do (its prefetches of a row's
+// last two lines do not). wait_us: an idle wait instead, a stand-in for the stream's time alone.
+// touch_kb: after its stores, the CTA asks for one line every touch_kb KB of all the slots (the
+// address translations the readers on its SM will need). evict_last: the slots' stores carry
+// the L2 evict-last policy.
+struct Before {
+    unsigned pool_rows = 0;
+    bool evict_first = false;
+    int wait_us = 0, touch_kb = 0;
+    bool evict_last = false;
+};
+constexpr int kStreamRowsPerCta = 1536, kPoolRows = 224 * 1024, kRowFloat4 = 1152 / 16; // 258 MB pool
+
+__device__ __forceinline__ float4 load_evict_first(const float4 *p, uint64_t pol)
 {
+    float4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(pol));
+    return v;
+}
+
+__device__ __forceinline__ float stream_rows(const float4 *pool, const Before &b)
+{
+    const uint64_t pol = vb::l2_evict_first_policy();
+    float sum = 0.f;
+    for (int r0 = 0; r0 < kStreamRowsPerCta; r0 += 8) {
+        float4 v[8]; // 8 rows in flight
+#pragma unroll
+        for (int j = 0; j < 8; j++) { // a multiplicative hash of (CTA, row): slots scattered over the pool
+            const unsigned row = ((unsigned)(blockIdx.x * kStreamRowsPerCta + r0 + j) * 2654435761u) % b.pool_rows;
+            const float4 *src = pool + (size_t)row * kRowFloat4 + threadIdx.x;
+            v[j] = threadIdx.x >= kRowFloat4 ? make_float4(0.f, 0.f, 0.f, 0.f)
+                   : b.evict_first          ? load_evict_first(src, pol)
+                                            : *src;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            sum += v[j].x + v[j].w;
+    }
+    return sum;
+}
+
+__device__ __forceinline__ void store_evict_last(float4 *p, float4 v, uint64_t pol)
+{
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "f"(v.x), "f"(v.y),
+                 "f"(v.z), "f"(v.w), "l"(pol)
+                 : "memory");
+}
+
+template <bool kWrite>
+__global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, float2 *ml, uint64_t *writer_end,
+                                                                 const float4 *pool, Before b)
+{
+    if (b.pool_rows && stream_rows(pool, b) == 1.2345f) // never (the pool is zeroed): keeps the stream's loads
+        acc[0] = 0.f;
+    for (const uint64_t t0 = global_ns(); global_ns() - t0 < 1000ull * b.wait_us;)
+        __nanosleep(1000);
     if constexpr (kWrite) {
         float4 *slot = reinterpret_cast<float4 *>(acc + (size_t)blockIdx.x * kSlotFloats);
-        for (int i = threadIdx.x; i < kSlotFloats / 4; i += kWriterThreads) // values the compiler cannot fold
-            slot[i] = make_float4(blockIdx.x, i, 1.f, threadIdx.x);
+        uint64_t last;
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(last));
+        for (int i = threadIdx.x; i < kSlotFloats / 4; i += kWriterThreads) { // values the compiler cannot fold
+            const float4 v = make_float4(blockIdx.x, i, 1.f, threadIdx.x);
+            if (b.evict_last)
+                store_evict_last(slot + i, v, last);
+            else
+                slot[i] = v;
+        }
         if (threadIdx.x < kRows)
             ml[blockIdx.x * kRows + threadIdx.x] = make_float2(0.25f * (blockIdx.x % 7), 1.f + threadIdx.x);
     }
+    if (b.touch_kb)
+        for (size_t off = (size_t)threadIdx.x * b.touch_kb * 1024; off < (size_t)gridDim.x * kSlotFloats * 4;
+             off += (size_t)kWriterThreads * b.touch_kb * 1024)
+            vb::prefetch_l2(reinterpret_cast<const char *>(acc) + off);
     __syncthreads();
     if (threadIdx.x == 0)
         writer_end[blockIdx.x] = global_ns();
@@ -142,7 +222,7 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
             prefetch_l2(addr(k) - lane * 4 + 32 * (lane % 4));
     }
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    const uint64_t waited = global_ns();
+    const uint64_t waited = global_ns(), clock_waited = clock64();
     if constexpr (kM == kListed)
         if (list_items(index, ml, slots * kRows) < 0)
             out[blockIdx.x] = make_float4(0.f, 0.f, 0.f, 0.f); // never: a count is not negative
@@ -151,7 +231,8 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     if (lane == 0) {
         unsigned sm;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        st[0] = entry, st[1] = waited, st[kSm] = sm, st[kListEnd] = kM == kListed ? global_ns() : 0;
+        st[0] = entry, st[1] = waited, st[kSm] = sm, st[kClock0] = clock_waited;
+        st[kListEnd] = kM == kListed ? global_ns() : 0;
     }
     float m = -INFINITY, lsum = 0.f;
     float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -189,14 +270,19 @@ __global__ void __launch_bounds__(kReaderThreads) read_rounds(const float *acc, 
     }
     out[(size_t)blockIdx.x * kReaderThreads + threadIdx.x] = make_float4(a.x / lsum, a.y, a.z, a.w);
     if (lane == 0)
-        st[kEnd] = global_ns();
+        st[kEnd] = global_ns(), st[kClock1] = clock64();
+    if constexpr (kM == kDrop) // after the end stamp, as the combine drops after its merges
+        if (lane % 8 == 0)     // the line of lanes 8q .. 8q + 7
+            for (int k = w.k0; k < w.pieces; k += w.step)
+                vb::discard_l2(addr(k));
 }
 
 struct Case {
-    const char *name;
+    std::string name;
     Pattern pattern;
     Mode mode;
     bool write;
+    Before before;
 };
 
 using Reader = void (*)(const float *, const float2 *, const int *, float4 *, uint64_t *, int, float);
@@ -222,19 +308,21 @@ struct Buffers {
     int *index;
     float4 *out;
     uint64_t *stamps, *writer_end;
+    float4 *pool; // the stream's rows (zeroed)
 };
 
 cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, const Buffers &b)
 {
-    static const Reader readers[] = {read_rounds<kFew, kPlain>,    read_rounds<kFew, kTouch>,
-                                     read_rounds<kFew, kListed>,   read_rounds<kBlock, kPlain>,
-                                     read_rounds<kBlock, kTouch>,  read_rounds<kBlock, kListed>,
-                                     read_rounds<kSpread, kPlain>, read_rounds<kSpread, kTouch>,
-                                     read_rounds<kSpread, kListed>};
+    static const Reader readers[][kModes] = {
+        {read_rounds<kFew, kPlain>, read_rounds<kFew, kTouch>, read_rounds<kFew, kListed>, read_rounds<kFew, kDrop>},
+        {read_rounds<kBlock, kPlain>, read_rounds<kBlock, kTouch>, read_rounds<kBlock, kListed>,
+         read_rounds<kBlock, kDrop>},
+        {read_rounds<kSpread, kPlain>, read_rounds<kSpread, kTouch>, read_rounds<kSpread, kListed>,
+         read_rounds<kSpread, kDrop>}};
     return tool.capture(s, [&](cudaStream_t st) {
-        (c.write ? write_slots<true> : write_slots<false>)<<<sms, kWriterThreads, kWriterSmem, st>>>(b.acc, b.ml,
-                                                                                                 b.writer_end);
-        launch_reader(readers[c.pattern * 3 + c.mode], st, sms, b.acc, b.ml, b.index, b.out, b.stamps);
+        (c.write ? write_slots<true> : write_slots<false>)<<<sms, kWriterThreads, kWriterSmem, st>>>(
+            b.acc, b.ml, b.writer_end, b.pool, c.before);
+        launch_reader(readers[c.pattern][c.mode], st, sms, b.acc, b.ml, b.index, b.out, b.stamps);
     });
 }
 
@@ -267,22 +355,51 @@ int main(int argc, char **argv)
     tool.check(cudaMalloc(&b.writer_end, (size_t)sms * sizeof(uint64_t)), "cudaMalloc");
     tool.check(cudaMemset(b.acc, 0, (size_t)sms * kSlotFloats * sizeof(float)), "cudaMemset");
     tool.check(cudaMemset(b.ml, 0, (size_t)sms * kRows * sizeof(float2)), "cudaMemset");
+    tool.check(cudaMalloc(&b.pool, (size_t)kPoolRows * kRowFloat4 * sizeof(float4)), "cudaMalloc");
+    tool.check(cudaMemset(b.pool, 0, (size_t)kPoolRows * kRowFloat4 * sizeof(float4)), "cudaMemset");
     cudaStream_t s;
     tool.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-    const Case cases[] = {
-        {"few (4 pieces, 1 round)", kFew, kPlain, true},
-        {"few, touch", kFew, kTouch, true},
-        {"few, listed", kFew, kListed, true},
-        {"few, unwritten", kFew, kPlain, false},
-        {"block (18 pieces, 3 rounds)", kBlock, kPlain, true},
-        {"block, touch", kBlock, kTouch, true},
-        {"block, listed", kBlock, kListed, true},
-        {"block, unwritten", kBlock, kPlain, false},
-        {"spread (all slots, 5 rounds a warp)", kSpread, kPlain, true},
-        {"spread, touch", kSpread, kTouch, true},
-        {"spread, listed", kSpread, kListed, true},
-        {"spread, unwritten", kSpread, kPlain, false},
+    std::vector<Case> cases;
+    const char *plain_names[] = {"few (4 pieces, 1 round)", "block (18 pieces, 3 rounds)",
+                                 "spread (all slots, 5 rounds a warp)"};
+    const char *short_names[] = {"few", "block", "spread"};
+    for (Pattern pt : {kFew, kBlock, kSpread}) { // the writer stores at once
+        const std::string name = short_names[pt];
+        cases.push_back({plain_names[pt], pt, kPlain, true, {}});
+        cases.push_back({name + ", touch", pt, kTouch, true, {}});
+        cases.push_back({name + ", listed", pt, kListed, true, {}});
+        cases.push_back({name + ", unwritten", pt, kPlain, false, {}});
+    }
+    // What the writer does first, for the block and spread patterns: which L2 state the merge meets.
+    auto stream = [](unsigned rows, bool evict_first = false) {
+        Before b;
+        b.pool_rows = rows, b.evict_first = evict_first;
+        return b;
     };
+    Before waited, touched_2m = stream(kPoolRows), touched_64k = stream(kPoolRows), last_plain = stream(kPoolRows),
+                   last_first = stream(kPoolRows, true);
+    waited.wait_us = 200, touched_2m.touch_kb = 2048, touched_64k.touch_kb = 64;
+    last_plain.evict_last = last_first.evict_last = true;
+    const struct {
+        const char *what;
+        Mode mode;
+        Before before;
+    } befores[] = {
+        {"after a stream of a 258 MB pool", kPlain, stream(kPoolRows)},
+        {"after a stream of a 32 MB pool", kPlain, stream(kPoolRows / 8)},
+        {"after a stream of a 4 MB pool", kPlain, stream(kPoolRows / 64)},
+        {"after 200 µs of waiting", kPlain, waited},
+        {"after a 258 MB stream, slots touched every 2 MB", kPlain, touched_2m},
+        {"after a 258 MB stream, slots touched every 64 KB", kPlain, touched_64k},
+        {"after a 258 MB stream, evict-last slots", kPlain, last_plain},
+        {"after an evict-first 258 MB stream", kPlain, stream(kPoolRows, true)},
+        {"after an evict-first 258 MB stream, evict-last slots", kPlain, last_first},
+        {"merged lines dropped", kDrop, {}},
+        {"merged lines dropped, after an evict-first 258 MB stream", kDrop, stream(kPoolRows, true)},
+    };
+    for (const auto &w : befores)
+        for (Pattern pt : {kBlock, kSpread})
+            cases.push_back({std::string(pt == kBlock ? "block, " : "spread, ") + w.what, pt, w.mode, true, w.before});
     printf("merge_rounds_probe: graph replays, %d samples each, %d SMs; writer <<<%d, %d>>>, %d B a slot; "
            "reader <<<%d, %d>>>, a programmatic dependent; stamps: medians over the warps with work of 20 "
            "replays, µs\n",
@@ -293,7 +410,7 @@ int main(int argc, char **argv)
     for (const Case &c : cases) {
         cudaGraphExec_t x = capture(c, s, sms, b);
         const std::vector<float> us = tool.time_replays(x, s, n);
-        std::vector<double> after_writer, listing, first, later, to_end, by_load[kReaderPerSm + 1];
+        std::vector<double> ghz, after_writer, listing, first, later, to_end, by_load[kReaderPerSm + 1];
         for (int r = 0; r < 20; r++) {
             tool.check(cudaMemsetAsync(b.stamps, 0, stamp_count * sizeof(uint64_t), s), "cudaMemsetAsync");
             tool.check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
@@ -314,6 +431,7 @@ int main(int argc, char **argv)
                 for (int k = 1; k < kMaxRounds && t[2 + k]; k++)
                     later.push_back((double)(t[2 + k] - t[1 + k]));
                 to_end.push_back((double)(t[kEnd] - t[1]));
+                ghz.push_back(1000. * (double)(t[kClock1] - t[kClock0]) / (double)(t[kEnd] - t[1])); // median_us: /1000
             }
             // the same, by how many blocks with work share the warp's SM (a block's warp 0 has
             // work when the block has; %smid is below 1024 on any GPU this runs on)
@@ -332,7 +450,7 @@ int main(int argc, char **argv)
         char later_us[16] = "–";
         if (!later.empty())
             snprintf(later_us, sizeof later_us, "%.2f", median_us(later));
-        printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name, us[us.size() / 2], us[us.size() / 10],
+        printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name.c_str(), us[us.size() / 2], us[us.size() / 10],
                us[us.size() * 9 / 10], median_us(after_writer), median_us(first), later_us, median_us(to_end));
         printf("|   by blocks with work on the warp's SM (blocks: warps a replay, median wait's end to the warp's end) |");
         for (int k = 1; k <= kReaderPerSm; k++)
@@ -340,11 +458,12 @@ int main(int argc, char **argv)
                 printf(" %d: %zu, %.2f;", k, by_load[k].size() / 20, median_us(by_load[k]));
         if (!listing.empty())
             printf(" listing (in the first round's place: before it, not in it) %.2f;", median_us(listing));
-        printf(" | | | | |\n");
+        printf(" SM clock over the merge %.2f GHz | | | | |\n", median_us(ghz));
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
     }
     tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
-    for (void *p : {(void *)b.acc, (void *)b.ml, (void *)b.index, (void *)b.out, (void *)b.stamps, (void *)b.writer_end})
+    for (void *p : {(void *)b.pool, (void *)b.acc, (void *)b.ml, (void *)b.index, (void *)b.out, (void *)b.stamps,
+                    (void *)b.writer_end})
         tool.check(cudaFree(p), "cudaFree");
     return 0;
 }
