@@ -31,9 +31,9 @@
 // combine has and the plain cases lack; so is the L2 state a main launch leaves behind, which
 // the last cases set up (Before: a KV stream before the writer's stores, with and without the
 // evict-first policy mla_wgmma's copies carry, smaller pools, an idle wait of the same length,
-// touches of the slots after the stores, evict-last stores; and "merged lines dropped", where
-// the reader drops what it merged as the combine does, so that every replay's writer stores
-// to lines that are not in L2).
+// touches of the slots after the stores, evict-last stores, the slot's lines put in L2 before
+// the stores; and "merged lines dropped", where the reader drops what it merged as the combine
+// does, so that every replay's writer stores to lines that are not in L2).
 //
 // Each warp's lane 0 stamps %globaltimer at its block's entry, after the wait, after each round
 // (once that round's values are used) and at its end, and notes its SM (%smid); each writer CTA
@@ -88,12 +88,13 @@ constexpr int kFewPieces = 4, kBlockPieces = 18;
 // last two lines do not). wait_us: an idle wait instead, a stand-in for the stream's time alone.
 // touch_kb: after its stores, the CTA asks for one line every touch_kb KB of all the slots (the
 // address translations the readers on its SM will need). evict_last: the slots' stores carry
-// the L2 evict-last policy.
+// the L2 evict-last policy. prefetch_slot: before the wait and its stores, the CTA asks for its
+// own slot's lines (prefetch.global.L2), so that the stores find them in L2.
 struct Before {
     unsigned pool_rows = 0;
     bool evict_first = false;
     int wait_us = 0, touch_kb = 0;
-    bool evict_last = false;
+    bool evict_last = false, prefetch_slot = false;
 };
 constexpr int kStreamRowsPerCta = 1536, kPoolRows = 224 * 1024, kRowFloat4 = 1152 / 16; // 258 MB pool
 
@@ -140,6 +141,9 @@ __global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, flo
 {
     if (b.pool_rows && stream_rows(pool, b) == 1.2345f) // never (the pool is zeroed): keeps the stream's loads
         acc[0] = 0.f;
+    if (b.prefetch_slot) // its own slot's lines into L2 before the wait and its stores
+        for (int x = threadIdx.x; x < kSlotFloats / 32; x += kWriterThreads)
+            vb::prefetch_l2(acc + (size_t)blockIdx.x * kSlotFloats + 32 * x);
     for (const uint64_t t0 = global_ns(); global_ns() - t0 < 1000ull * b.wait_us;)
         __nanosleep(1000);
     if constexpr (kWrite) {
@@ -380,6 +384,9 @@ int main(int argc, char **argv)
                    last_first = stream(kPoolRows, true);
     waited.wait_us = 200, touched_2m.touch_kb = 2048, touched_64k.touch_kb = 64;
     last_plain.evict_last = last_first.evict_last = true;
+    Before prefetched, prefetched_stream = stream(kPoolRows, true);
+    prefetched.prefetch_slot = prefetched_stream.prefetch_slot = true;
+    prefetched.wait_us = prefetched_stream.wait_us = 5;
     const struct {
         const char *what;
         Mode mode;
@@ -396,6 +403,9 @@ int main(int argc, char **argv)
         {"after an evict-first 258 MB stream, evict-last slots", kPlain, last_first},
         {"merged lines dropped", kDrop, {}},
         {"merged lines dropped, after an evict-first 258 MB stream", kDrop, stream(kPoolRows, true)},
+        {"merged lines dropped, slots prefetched 5 µs before the stores", kDrop, prefetched},
+        {"merged lines dropped, after an evict-first 258 MB stream, slots prefetched 5 µs before the stores", kDrop,
+         prefetched_stream},
     };
     for (const auto &w : befores)
         for (Pattern pt : {kBlock, kSpread})
