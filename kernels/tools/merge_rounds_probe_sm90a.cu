@@ -83,7 +83,8 @@ constexpr int kFewPieces = 4, kBlockPieces = 18;
 
 // What the writer does before its stores, and how it stores. The stream stands in for a main
 // launch's KV stream: kStreamRowsPerCta rows of 1152 bytes a CTA (bs 1 × 200k's 1515) at slots
-// scattered over a pool of pool_rows rows, every row of a CTA read once; with evict_first its
+// scattered over a pool of pool_rows rows, every row of a CTA read once (the same bytes, at a
+// lower rate: 8 rows in flight a CTA, about 190 µs for the 258 MB pool); with evict_first its
 // loads carry the L2 evict-first policy, as mla_wgmma's KV copies do (its prefetches of a row's
 // last two lines do not). wait_us: an idle wait instead, a stand-in for the stream's time alone.
 // touch_kb: after its stores, the CTA asks for one line every touch_kb KB of all the slots (the
