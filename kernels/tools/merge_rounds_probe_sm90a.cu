@@ -129,6 +129,14 @@ __device__ __forceinline__ float stream_rows(const float4 *pool, const Before &b
     return sum;
 }
 
+// The evict-last counterpart of vb::l2_evict_first_policy().
+__device__ __forceinline__ uint64_t l2_evict_last_policy()
+{
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
+    return pol;
+}
+
 __device__ __forceinline__ void store_evict_last(float4 *p, float4 v, uint64_t pol)
 {
     asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "f"(v.x), "f"(v.y),
@@ -149,8 +157,7 @@ __global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, flo
         __nanosleep(1000);
     if constexpr (kWrite) {
         float4 *slot = reinterpret_cast<float4 *>(acc + (size_t)blockIdx.x * kSlotFloats);
-        uint64_t last;
-        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(last));
+        const uint64_t last = l2_evict_last_policy();
         for (int i = threadIdx.x; i < kSlotFloats / 4; i += kWriterThreads) { // values the compiler cannot fold
             const float4 v = make_float4(blockIdx.x, i, 1.f, threadIdx.x);
             if (b.evict_last)
@@ -331,13 +338,15 @@ cudaGraphExec_t capture(const Case &c, cudaStream_t s, int sms, const Buffers &b
     });
 }
 
-double median_us(std::vector<double> v)
+double median(std::vector<double> v)
 {
     if (v.empty())
         return 0.;
     std::sort(v.begin(), v.end());
-    return v[v.size() / 2] / 1000.;
+    return v[v.size() / 2];
 }
+
+double median_us(const std::vector<double> &ns) { return median(ns) / 1000.; }
 
 } // namespace
 
@@ -442,7 +451,7 @@ int main(int argc, char **argv)
                 for (int k = 1; k < kMaxRounds && t[2 + k]; k++)
                     later.push_back((double)(t[2 + k] - t[1 + k]));
                 to_end.push_back((double)(t[kEnd] - t[1]));
-                ghz.push_back(1000. * (double)(t[kClock1] - t[kClock0]) / (double)(t[kEnd] - t[1])); // median_us: /1000
+                ghz.push_back((double)(t[kClock1] - t[kClock0]) / (double)(t[kEnd] - t[1])); // clocks a ns
             }
             // the same, by how many blocks with work share the warp's SM (a block's warp 0 has
             // work when the block has; %smid is below 1024 on any GPU this runs on)
@@ -461,15 +470,16 @@ int main(int argc, char **argv)
         char later_us[16] = "–";
         if (!later.empty())
             snprintf(later_us, sizeof later_us, "%.2f", median_us(later));
-        printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name.c_str(), us[us.size() / 2], us[us.size() / 10],
-               us[us.size() * 9 / 10], median_us(after_writer), median_us(first), later_us, median_us(to_end));
+        printf("| %s | %.2f (%.2f-%.2f) | %.2f | %.2f | %s | %.2f |\n", c.name.c_str(), us[us.size() / 2],
+               us[us.size() / 10], us[us.size() * 9 / 10], median_us(after_writer), median_us(first), later_us,
+               median_us(to_end));
         printf("|   by blocks with work on the warp's SM (blocks: warps a replay, median wait's end to the warp's end) |");
         for (int k = 1; k <= kReaderPerSm; k++)
             if (!by_load[k].empty())
                 printf(" %d: %zu, %.2f;", k, by_load[k].size() / 20, median_us(by_load[k]));
         if (!listing.empty())
             printf(" listing (in the first round's place: before it, not in it) %.2f;", median_us(listing));
-        printf(" SM clock over the merge %.2f GHz | | | | |\n", median_us(ghz));
+        printf(" SM clock over the merge %.2f GHz | | | | |\n", median(ghz));
         tool.check(cudaGraphExecDestroy(x), "cudaGraphExecDestroy");
     }
     tool.check(cudaStreamDestroy(s), "cudaStreamDestroy");
