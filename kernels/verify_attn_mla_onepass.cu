@@ -562,6 +562,12 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                     score_tile<kNt>(tile, st, qfrag);
                 else
                     score_tile<kN8 / kGroups>(tile, st, qfrag);
+            } else if constexpr (kSW < kWarps) {
+                // Warps without an Sᵀ role (three row groups) pass a barrier of their own, so that
+                // every warp passes as many barriers a tile as a pair's warps do: with these
+                // warps one short a tile, compute-sanitizer's racecheck reported hazards between
+                // Pᵀ's writes and reads and on `more`, all of them across __syncthreads.
+                named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp);
             }
             __syncthreads(); // Pᵀ and the rescale factors are complete
             accumulate(st, tile == lo);
