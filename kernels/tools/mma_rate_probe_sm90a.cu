@@ -8,7 +8,7 @@
 // instructions, operand layouts and accumulators, in one CTA an SM:
 // - "values": Oᵀ += Vᵀ·Pᵀ over a 32-key tile for 9 n8 row tiles (mla_onepass's `accumulate`
 //   without its rescale): per warp and key half, the value fragments by ldmatrix.trans and each
-//   pair of n8 tiles' Pᵀ fragment by ldmatrix.trans, 8 MMAs a Pᵀ load;
+//   pair of n8 tiles' Pᵀ fragment by ldmatrix.trans (8 MMAs a Pᵀ load at 64 value dims a warp);
 // - "scores": Sᵀ partial sums over a 32-key tile for NT n8 row tiles and half of the 576 dims
 //   (`partial_scores`): per double k-step, 4 ldmatrix of K and NT 16-byte q loads (from an
 //   83 KB buffer that stays in L1), 4·NT MMAs;
