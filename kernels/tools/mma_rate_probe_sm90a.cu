@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "cluster_sm90a.cuh"
 #include "hopper_tool.cuh"
 #include "ptx_sm80.cuh"
 
@@ -153,14 +154,7 @@ template <int kDimTiles, int NT> struct Tile {
 };
 
 // One CTA an SM; each warp runs `tiles` tiles of kLoops, the two KV stages taken in turn as
-// mla_onepass takes them, and records its SM clocks.
-__device__ __forceinline__ long long global_ns()
-{
-    long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
+// mla_onepass takes them, and records its SM clocks and nanoseconds.
 template <int kWarps, int kDimTiles, int NT, int kLoops>
 __global__ void __launch_bounds__(kWarps * kWarp, 1) tile_loops(const uint4 *qfrag, int tiles, long long *clocks,
                                                                 long long *ns, float *sink)
@@ -171,7 +165,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, 1) tile_loops(const uint4 *qfr
     __syncthreads();
     Tile<kDimTiles, NT> t;
     const unsigned kv0 = smem_u32(smem), pt = kv0 + 2 * kStageBytes;
-    const long long start = clock64(), start_ns = global_ns();
+    const long long start = clock64();
+    const uint64_t start_ns = vbtool::global_ns();
     for (int tile = 0; tile < tiles; tile++) {
         const unsigned kv = kv0 + (tile & 1) * kStageBytes;
         if (kLoops & kScores)
@@ -179,7 +174,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, 1) tile_loops(const uint4 *qfr
         if (kLoops & kValues)
             t.values(kv, pt);
     }
-    const long long end = clock64(), end_ns = global_ns();
+    const long long end = clock64();
+    const uint64_t end_ns = vbtool::global_ns();
     clocks[blockIdx.x * kWarps + threadIdx.x / kWarp] = end - start;
     ns[blockIdx.x * kWarps + threadIdx.x / kWarp] = end_ns - start_ns;
     const float s = t.sum();
@@ -194,12 +190,14 @@ __global__ void __launch_bounds__(256) reference(int iters, long long *clocks, l
     unsigned a0 = 0x3F803F80u ^ threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, b0 = a0 ^ 5, b1 = a0 ^ 7;
     float c[8][4] = {};
     __syncthreads();
-    const long long start = clock64(), start_ns = global_ns();
+    const long long start = clock64();
+    const uint64_t start_ns = vbtool::global_ns();
     for (int it = 0; it < iters; it++)
 #pragma unroll
         for (int k = 0; k < 8; k++)
             mma(c[k], a0, a1, a2, a3, b0, b1);
-    const long long end = clock64(), end_ns = global_ns();
+    const long long end = clock64();
+    const uint64_t end_ns = vbtool::global_ns();
     if (threadIdx.x % kWarp == 0) {
         clocks[blockIdx.x * 8 + threadIdx.x / kWarp] = end - start;
         ns[blockIdx.x * 8 + threadIdx.x / kWarp] = end_ns - start_ns;
@@ -227,7 +225,7 @@ void launch(const uint4 *q, int tiles, long long *c, long long *ns, float *s, in
 
 template <int kWarps, int kDimTiles, int NT, int kLoops> Row row(const char *loops)
 {
-    const int values = kLoops & kValues ? 2 * kDimTiles * kN8 : 0, scores = kLoops & kScores ? 2 * NT * 18 : 0;
+    const int values = kLoops & kValues ? 2 * kDimTiles * kN8 : 0, scores = kLoops & kScores ? 2 * NT * (kChunks / 4) : 0;
     return {loops, kWarps, NT, 4 * (kDimTiles * kN8 + 2 * NT), kWarps * (values + scores),
             launch<kWarps, kDimTiles, NT, kLoops>};
 }
@@ -290,7 +288,6 @@ int main(int argc, char **argv)
         row<16, 2, 1, kBoth>("both"),     row<16, 2, 2, kBoth>("both"),
     };
     for (const Row &r : rows) {
-        std::fill(host.begin(), host.end(), 0);
         tool.warm_then_read([&] { r.launch(q, tiles, clocks, ns, sink, sms); }, clocks, host.size() * sizeof(long long),
                             host.data());
         read_ns();
