@@ -12,12 +12,11 @@
 //   copies 9 chunks of one key, whose slot it looked up one tile earlier. The 16-byte chunks
 //   of a key row are XOR-swizzled within 128 bytes, so ldmatrix reads of 8 consecutive keys
 //   hit 8 distinct bank groups. Keys past the request's end are zero-filled and hidden.
-// - Sᵀ: warp w takes row group w / 2 (2 or 3 n8 tiles) and all 32 keys (two m16), reducing
-//   over half of the 576 dims (w % 2); the pair then swaps partial sums through shared memory
-//   so that each warp holds the full scores of the rows of its parity. With 4k + 1 n8 tiles
-//   (72 rows: 9) the last group's extra tile is scored by the other six warps, 3 of its 18
-//   double k-steps each, and handed to the last group through an mbarrier: no warp scores 108
-//   MMAs a tile while the others score 72 (spread_partial). K comes from shared
+// - Sᵀ: warp w < 2·G takes row group w / 2 of G (a share of the n8 tiles) and all 32 keys (two
+//   m16), reducing over half of the 576 dims (w % 2); the pair then swaps partial sums through
+//   shared memory so that each warp holds the full scores of the rows of its parity. G is 3 when
+//   the n8 tiles are 4k + 1 (72 rows: 9, three tiles a group, warps 6 and 7 idle in Sᵀ) and 4
+//   otherwise (see Smem::kGroups). K comes from shared
 //   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
@@ -38,7 +37,7 @@
 //   rows when its positions are at most half the CTAs): a unit goes to a group of CTAs, four
 //   (a quarter of its rows each) or two (a half), over a span as many times longer, so a short
 //   piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows (see kQuadSpan).
-// Shared memory: Smem<9>::bytes = 101,328 B (98.95 KB) at 72 rows, within the 99 KB of sm_86/89/120.
+// Shared memory: Smem<9>::bytes = 95,424 B (93.2 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
 #include "mla_schedule.cuh"
@@ -73,26 +72,30 @@ constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in
 // Shared memory of one configuration; every offset a multiple of 16 bytes.
 template <int kN8> struct Smem {
     static constexpr int kRows = 8 * kN8;
-    static constexpr int kNt = (kN8 + 3) / 4;       // most n8 row tiles of one of the 4 row groups
-    // With 4k + 1 n8 tiles (72 rows: 9) the last group's extra tile is scored by the other three
-    // groups' six warps (see Onepass::spread_partial); the pairs exchange kNtX tiles' halves.
-    static constexpr bool kSpread = kN8 % 4 == 1 && kN8 >= 5;
-    static constexpr int kSpreadWarps = 6;
-    static constexpr int kNtX = kNt - (kSpread ? 1 : 0);
+    // Row groups of the Sᵀ warps (a pair each): 3 for 4k + 1 n8 tiles (5 and 9), 4 otherwise.
+    // With 4 groups, 9 tiles split 3/2/2/2 and 5 tiles 2/1/1/1, and the group holding the extra
+    // tile set every tile's pace. Three groups of 3 (or 2/2/1) hold more MMAs a warp (108 at 72
+    // rows, against 72 or, with the extra tile's MMAs spread over the six others, 84) but read
+    // each K tile three times instead of four, and need no hand-off. A build with three groups
+    // for every layout, against the spread (results/h200/NOTES.md, forty-second; 13 records,
+    // geomean 0.965): bs 8 × 91k 600.0 → 566.0 µs, bs 1 × 200k 187.5 → 178.0, bs 8 × 23k 174.4
+    // → 166.8, 36-row units 0.865-0.923; but eagle64 (8 tiles, 3/3/2) 205.2 → 215.3 and bs 1 ×
+    // 512 (the 3-tile quads) 14.2 → 14.7, so only 4k + 1 tiles take three.
+    static constexpr int kGroups = kN8 % 4 == 1 && kN8 >= 5 ? 3 : 4;
+    static constexpr int kSW = 2 * kGroups;           // Sᵀ warps
+    static constexpr int kNt = (kN8 + kGroups - 1) / kGroups; // most n8 row tiles of one group
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
     static constexpr int kv = 0;                                  // [2][kKeys][kRowBytes]
     static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
     static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
-    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kWarps][4·kNtX][kWarp] partial Sᵀ sent to the pair
-    static constexpr int spread = xch + kWarps * 4 * kNtX * kWarp * 4; // [kSpreadWarps][2][4][kWarp] the spread tile's partial Sᵀ
-    static constexpr int lpart = spread + (kSpread ? kSpreadWarps * 8 * kWarp * 4 : 0); // [kWarps][kNt][kWarp] each lane's share of its row sums
-    static constexpr int corr = lpart + kWarps * kNt * kWarp * 4; // [kRows] rescale of this tile
+    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kSW][4·kNt][kWarp] partial Sᵀ sent to the pair
+    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp] each lane's share of its row sums
+    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [kRows] rescale of this tile
     static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
     static constexpr int rsum = moved + 16;                       // [kRows] row sums, at the end of a piece
     static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
     static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
-    static constexpr int spread_bar = tok + (kRows + 15) / 16 * 16; // u64 mbarrier: the spread partials are written
-    static constexpr int bytes = spread_bar + 16;
+    static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
 };
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
@@ -122,7 +125,7 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
@@ -130,9 +133,7 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
     static constexpr int kUnitRows = 8 * kUnitN8;
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
-    static_assert(!L::kSpread || kSW == kWarps, "the spread tile's six helpers and two owners are all 8 warps");
-    static constexpr int kGroups = kSW / 2;                    // row groups of the Sᵀ warps
-    static constexpr int kNt = (kN8 + kGroups - 1) / kGroups;  // most n8 row tiles of one group
+    static constexpr int kGroups = L::kGroups, kSW = L::kSW, kNt = L::kNt;
     static constexpr int kMaskWords = kRows * kKeys / kThreads / 4 + 1; // staged mask bytes, 4 a word
 
     const vb_verify_params &p;
@@ -151,8 +152,6 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
     // Oᵀ role (every warp): value dims [64·warp, 64·warp + 64) of every row.
     float o[kDimTiles][kN8][4];
 
-    unsigned spread_phase = 0; // the owners' count of spread handoffs (parity of the next one)
-
     // kQDirect: q straight from global memory, for quads whose pieces are mostly one tile and
     // read q once (the cut's positions at most half the CTAs): the copy's round trip is then
     // all cost. A build that did so for every piece of quads and pairs (results/h200/NOTES.md,
@@ -163,10 +162,8 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
     // register allocation and cost every walk 1-13%; so the choice is a walk of its own. As a
     // walk for every span-1 launch: geomean 0.992 over 33 records, bs 1 × 512 15.8 → 14.9 µs,
     // but bs 1 × 2048 (71 positions for 132 CTAs, pieces of several tiles) 1.036.
-    // q_own[jj] and q_spread: this lane's pairs (index 16·ds + t) of row 8j + g of its n8 row
-    // tiles j = j_lo + jj and of the spread tile.
+    // q_own[jj]: this lane's pairs (index 16·ds + t) of row 8j + g of its n8 row tiles j = j_lo + jj.
     const unsigned *q_own[kQDirect ? kNt : 1];
-    const unsigned *q_spread;
 
     __device__ Onepass(const vb_verify_params &p_, unsigned char *smem_, const PieceState &ps_)
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
@@ -229,7 +226,7 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
             }
     }
 
-    // Where q_own and q_spread point for n8 row tile j (rows past the piece's repeat its last).
+    // Where q_own points for n8 row tile j (rows past the piece's repeat its last).
     __device__ const unsigned *q_pairs(int j) const
     {
         return reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * min(j, kN8 - 1) + g)) + t;
@@ -259,8 +256,9 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
             rm[r] = -CUDART_INF_F;
         }
 #pragma unroll
-        for (int jj = 0; jj < L::kNt; jj++)
-            reinterpret_cast<float *>(smem + L::lpart)[(warp * L::kNt + jj) * kWarp + lane] = 0.f;
+        for (int jj = 0; jj < kNt; jj++)
+            if (warp < kSW)
+                reinterpret_cast<float *>(smem + L::lpart)[(warp * kNt + jj) * kWarp + lane] = 0.f;
         if (tid == 0)
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
@@ -270,7 +268,6 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
 #pragma unroll
             for (int jj = 0; jj < kNt; jj++)
                 q_own[jj] = q_pairs(j_lo + jj);
-            q_spread = q_pairs(kN8 - 1);
         }
 #pragma unroll 4
         for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
@@ -354,73 +351,20 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
             }
         }
         // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * L::kNtX * kWarp + lane;
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * kNt * kWarp + lane;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
     // This warp's rows of Sᵀ (after the pair's barrier): s[jj][2·mh + h] is key 16·mh + 8·h + g,
     // row 8·(j_lo + jj) + 2·t + KS, its own half plus the other warp's, scaled to the log2
-    // domain. Fills the first NT of the NS row tiles in s (the spread owner's last comes from
-    // spread_scores).
-    template <int NT, int KS, int NS>
-    __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NS][4])
+    // domain.
+    template <int NT, int KS> __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NT][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * L::kNtX * kWarp + lane;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * kNt * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
             s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
         });
-    }
-
-    // The spread tile (the last of 4k + 1 n8 tiles), which the last row group would otherwise
-    // score alone, one third more MMAs than the other groups (108 against 72 a warp at 72 rows;
-    // they waited at the barrier before Oᵀ). The six warps of the other groups take 3 of its 18
-    // double k-steps each, over all 32 keys, and leave their partial sums in shared memory.
-    __device__ void spread_partial(int st, const uint4 *qfrag)
-    {
-        constexpr int kSteps = kChunks / 4 / L::kSpreadWarps;
-        float acc[2][4] = {};
-        const uint4 *qf = qfrag + (size_t)(kN8 - 1) * (kChunks / 4) * kWarp + lane;
-        int x;
-        const unsigned krow = k_lane_row(st, x);
-#pragma unroll
-        for (int d = 0; d < kSteps; d++) {
-            const int ds = warp * kSteps + d;
-            const uint4 qv = q_b(qf, q_spread, 0, ds);
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int c = 4 * ds + 2 * e;
-                    unsigned a[4];
-                    ldsm_x4(a, krow + 16 * ((c & ~7) + ((c & 7) ^ x)) + 16 * mh * kRowBytes);
-                    mma(acc[mh], a, e ? qv.z : qv.x, e ? qv.w : qv.y);
-                }
-        }
-        float *out = reinterpret_cast<float *>(smem + L::spread) + warp * 8 * kWarp + lane;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                out[(4 * mh + e) * kWarp] = acc[mh][e];
-    }
-
-    // The owner's rows (parity KS) of the spread tile, summed over the six warps' partials and
-    // scaled as in full_scores; once the helpers have arrived on the spread mbarrier.
-    template <int KS> __device__ void spread_scores(float (&s)[4])
-    {
-        const float *in = reinterpret_cast<const float *>(smem + L::spread) + lane;
-        const float scale = p.sm_scale * kLog2e;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float v = 0.f;
-#pragma unroll
-                for (int w = 0; w < L::kSpreadWarps; w++)
-                    v += in[(8 * w + 4 * mh + 2 * h + KS) * kWarp];
-                s[2 * mh + h] = v * scale;
-            }
     }
 
     // Hide the keys of this warp's NS row tiles that the mask or the request's end hides.
@@ -451,7 +395,7 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
     {
         float *corr = reinterpret_cast<float *>(smem + L::corr);
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * L::kNt * kWarp + lane;
+        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
         uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
         float m[NT];
         bool up = false;
@@ -502,9 +446,9 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
     __device__ void finish_sums()
     {
         float *rsum = reinterpret_cast<float *>(smem + L::rsum);
-        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + warp * L::kNt * kWarp + lane;
+        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
 #pragma unroll
-        for (int jj = 0; jj < L::kNt; jj++) {
+        for (int jj = 0; jj < kNt; jj++) {
             if (jj >= nt)
                 break; // nt is uniform across the warp
             float l = lpart[jj * kWarp];
@@ -564,45 +508,22 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
         }
     }
 
-    // A warp's part in scoring a tile: kPlain without a spread tile; with one, kHelper for the
-    // first three row groups, kOwner for the last (whose NT row tiles include the spread one).
-    // The helpers hand their partials to the owners through an mbarrier (one phase a tile), not
-    // a named barrier: with bar.arrive / bar.sync compute-sanitizer's racecheck counted the
-    // helpers one barrier short a tile and reported hazards across the block's later barriers,
-    // and with bar.sync on both sides (a barrier reached from two instructions) synccheck
-    // reported errors and the helpers waited for the owners (bs 8 × 23k 4% slower than
-    // without the spread; results/h200/NOTES.md).
-    enum Role { kPlain, kHelper, kOwner };
-    static constexpr int kSpreadArrivals = L::kSpreadWarps * kWarp;
-
-    template <int NT, int kRole> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
+    // A warp's part in scoring a tile: NT of its row group's n8 tiles.
+    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
     {
-        constexpr int kX = kRole == kOwner ? NT - 1 : NT; // row tiles the pair scores itself
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
             // meet at one instruction (compute-sanitizer's synccheck requires it).
-            float acc[2][kX][4], s[NT][4];
-            if constexpr (kRole == kHelper) { // first, so that the owners do not wait for it
-                spread_partial(st, qfrag);
-                mbar_arrive(smem_u32(smem + L::spread_bar));
-            }
+            float acc[2][NT][4], s[NT][4];
             if (warp % 2)
-                partial_scores<kX, 1>(st, qfrag, acc);
+                partial_scores<NT, 1>(st, qfrag, acc);
             else
-                partial_scores<kX, 0>(st, qfrag, acc);
+                partial_scores<NT, 0>(st, qfrag, acc);
             named_barrier(1 + warp / 2, 2 * kWarp);
             if (warp % 2)
-                full_scores<kX, 1>(acc, s);
+                full_scores<NT, 1>(acc, s);
             else
-                full_scores<kX, 0>(acc, s);
-            if constexpr (kRole == kOwner) {
-                mbar_test_wait(smem_u32(smem + L::spread_bar), spread_phase);
-                spread_phase ^= 1;
-                if (warp % 2)
-                    spread_scores<1>(s[NT - 1]);
-                else
-                    spread_scores<0>(s[NT - 1]);
-            }
+                full_scores<NT, 0>(acc, s);
             mask_scores<NT>(tile, st, s);
             softmax<NT>(s, st);
         } else {
@@ -637,16 +558,16 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
                     load_mask(tile + 1);
             }
             if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
-                if constexpr (L::kSpread) {
-                    if (nt == kNt)
-                        score_tile<kNt, kOwner>(tile, st, qfrag);
-                    else
-                        score_tile<kN8 / kGroups, kHelper>(tile, st, qfrag);
-                } else if (nt == kNt) {
-                    score_tile<kNt, kPlain>(tile, st, qfrag);
-                } else {
-                    score_tile<kN8 / kGroups, kPlain>(tile, st, qfrag);
-                }
+                if (nt == kNt)
+                    score_tile<kNt>(tile, st, qfrag);
+                else
+                    score_tile<kN8 / kGroups>(tile, st, qfrag);
+            } else if constexpr (kSW < kWarps) {
+                // Warps without an Sᵀ role (three row groups) pass a barrier of their own, so that
+                // every warp passes as many barriers a tile as a pair's warps do: with these
+                // warps one short a tile, compute-sanitizer's racecheck reported hazards between
+                // Pᵀ's writes and reads and on `more`, all of them across __syncthreads.
+                named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp);
             }
             __syncthreads(); // Pᵀ and the rescale factors are complete
             accumulate(st, tile == lo);
@@ -699,17 +620,15 @@ template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = 
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <int kN8, int kSW, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kSW, kUnitN8, kHalves, kQDirect>;
+    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
-    if (Smem<kN8>::kSpread && threadIdx.x == 0) // past the prefix array (static_assert at the kernel)
-        mbar_init(smem_u32(smem + Smem<kN8>::spread_bar), Op::kSpreadArrivals);
     bool going = false;   // thread 0's own copy
     if (threadIdx.x == 0)
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
@@ -782,41 +701,36 @@ template <int kUnitN8> struct ShortCuts {
     static constexpr int kQuadN8 = (kUnitN8 + 3) / 4, kPairN8 = (kUnitN8 + 1) / 2;
 };
 
-template <int kN8, int kSW>
+template <int kN8>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     using Cuts = ShortCuts<kN8>;
-    static_assert(4 * (kMaxBatch + 1) <= Smem<Cuts::kQuadN8>::spread_bar &&
-                      4 * (kMaxBatch + 1) <= Smem<Cuts::kPairN8>::spread_bar &&
-                      4 * (kMaxBatch + 1) <= Smem<kN8>::spread_bar,
-                  "the prefix array lies before the spread mbarrier of every layout");
+    static_assert(4 * (kMaxBatch + 1) <= Smem<kN8>::pt, "the prefix array fits in the KV stages of every layout");
     const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
     if constexpr (kN8 == kMaxN8) {
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
             if (2 * total <= c.grid)
-                walk<Cuts::kQuadN8, kSW, kN8, 4, true>(p, ws, c, smem, total);
+                walk<Cuts::kQuadN8, kN8, 4, true>(p, ws, c, smem, total);
             else
-                walk<Cuts::kQuadN8, kSW, kN8, 4>(p, ws, c, smem, total);
+                walk<Cuts::kQuadN8, kN8, 4>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
-            walk<Cuts::kPairN8, kSW, kN8, 2>(p, ws, c, smem, total);
+            walk<Cuts::kPairN8, kN8, 2>(p, ws, c, smem, total);
             return;
         }
     } else if constexpr (kN8 >= kMinGroupN8) {
         if (2 * total <= c.grid) { // span 1: the direct quads alone
-            walk<Cuts::kQuadN8, kSW, kN8, 4, true>(p, ws, c, smem, total);
+            walk<Cuts::kQuadN8, kN8, 4, true>(p, ws, c, smem, total);
             return;
         }
     }
-    walk<kN8, kSW>(p, ws, c, smem, total);
+    walk<kN8>(p, ws, c, smem, total);
 }
 
 // ---- host side ------------------------------------------------------------------------------
-
-constexpr int kSW = kWarps; // Sᵀ warps
 
 // Rows per unit for requests of up to max_rows rows: the fewest n8 tiles in total over the
 // fewest row tiles, at most kMaxN8 each (512 rows: 8 tiles of 64, not 8 of 72).
@@ -843,15 +757,15 @@ template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, co
     static bool set = false;
     constexpr int bytes = Smem<kN8>::bytes;
     if (!set) {
-        cudaError_t e = cudaFuncSetAttribute(onepass_kernel<kN8, kSW>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        cudaError_t e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(onepass_kernel<kN8, kSW>, cudaFuncAttributePreferredSharedMemoryCarveout,
+            e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxL1);
         if (e != cudaSuccess)
             return e;
         set = true;
     }
-    onepass_kernel<kN8, kSW><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
+    onepass_kernel<kN8><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
