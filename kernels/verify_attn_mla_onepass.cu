@@ -129,7 +129,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
-    // all of them, or a quarter or half of them on a CTA quad or pair (ShortCuts).
+    // all of them, or a quarter or half of them on a CTA quad or pair (quad_n8, pair_n8).
     static constexpr int kUnitRows = 8 * kUnitN8;
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
@@ -697,33 +697,32 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 constexpr int kMinGroupN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
-template <int kUnitN8> struct ShortCuts {
-    static constexpr int kQuadN8 = (kUnitN8 + 3) / 4, kPairN8 = (kUnitN8 + 1) / 2;
-};
+// The n8 row tiles a CTA of a quad or a pair computes of a unit of unit_n8.
+__host__ __device__ constexpr int quad_n8(int unit_n8) { return (unit_n8 + 3) / 4; }
+__host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 2; }
 
 template <int kN8>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
     extern __shared__ __align__(128) unsigned char smem[];
-    using Cuts = ShortCuts<kN8>;
     static_assert(4 * (kMaxBatch + 1) <= Smem<kN8>::pt, "the prefix array fits in the KV stages of every layout");
     const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
     if constexpr (kN8 == kMaxN8) {
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
             if (2 * total <= c.grid)
-                walk<Cuts::kQuadN8, kN8, 4, true>(p, ws, c, smem, total);
+                walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
             else
-                walk<Cuts::kQuadN8, kN8, 4>(p, ws, c, smem, total);
+                walk<quad_n8(kN8), kN8, 4>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
-            walk<Cuts::kPairN8, kN8, 2>(p, ws, c, smem, total);
+            walk<pair_n8(kN8), kN8, 2>(p, ws, c, smem, total);
             return;
         }
     } else if constexpr (kN8 >= kMinGroupN8) {
         if (2 * total <= c.grid) { // span 1: the direct quads alone
-            walk<Cuts::kQuadN8, kN8, 4, true>(p, ws, c, smem, total);
+            walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
             return;
         }
     }
