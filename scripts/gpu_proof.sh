@@ -9,7 +9,10 @@
 #                    record written (the faulting one as ERROR with its CUDA error, the rest run
 #                    or marked not run), the JSON valid
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
+#   paths            the same four tools on tests/data/sanitize_paths.json (every walk and cut of the
+#                    scheduled kernels), mla_wgmma and mla_onepass only: OUTDIR/paths/
 #   configs          every shipped scenario: results.json and summary.md
+#   targets          scripts/target_shapes.sh for mla_wgmma and mla_onepass: OUTDIR/targets/
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
 #                    (triton_baseline.json) and, with SGLANG_WHEELS=DIR (scripts/sglang_wheels.sh),
 #                    SGLang's own kernel of every release there (triton_sglang-VERSION.json); the
@@ -22,7 +25,7 @@
 set -u
 out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
 shift
-stages=${*:-build tiny capture faults sanitize configs baseline tests profile}
+stages=${*:-build tiny capture faults sanitize paths configs targets baseline tests profile}
 bundles=${BUNDLE_DIR:-/tmp/verifybench-bundles}
 mkdir -p "$out"
 bin=build-gpu/verifybench
@@ -109,10 +112,25 @@ if stage sanitize; then
     rc=$?; note "sanitize: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 
+if stage paths; then
+    note "== compute-sanitizer on sanitize_paths.json, the scheduled kernels"
+    scripts/sanitize.sh "$bin" "$out/paths" tests/data/sanitize_paths.json -k mla_wgmma -k mla_onepass \
+        >"$out/paths.txt" 2>&1
+    rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths/sanitize-summary.txt" | tee -a "$out/proof.log"
+    note "paths: exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+
 if stage configs; then
     note "== every shipped scenario"
     "$bin" configs/*.json -q --json "$out/results.json" --markdown "$out/summary.md" >"$out/configs.txt" 2>&1
     rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+
+if stage targets; then
+    note "== the target shapes, mla_wgmma and mla_onepass"
+    mkdir -p "$out/targets"
+    scripts/target_shapes.sh "$bin" "$out/targets" mla_wgmma mla_onepass >"$out/targets/shares.txt" 2>&1
+    rc=$?; cat "$out/targets/shares.txt"; note "targets: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 if stage baseline; then
     note "== Triton baselines on the same inputs"
