@@ -44,6 +44,14 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy()
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
     return pol;
 }
+// L2 policy for lines to keep: the last to go (kernels/tools/merge_rounds_probe_sm90a.cu writes
+// partial slots with it).
+__device__ __forceinline__ uint64_t l2_evict_last_policy()
+{
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
+    return pol;
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most kPending committed groups are still in flight.
 template <int kPending> __device__ __forceinline__ void cp_async_wait()

@@ -62,17 +62,15 @@ else
 fi
 
 status=0
+set -- "$dst/results.json"
 if [ -f "$old" ]; then
     echo "== verifybench compare, the previous results against these"
     "$bin" compare "$old" "$dst/results.json" --threshold 5
     status=$?
+    set -- "$@" --old "$old"
 fi
 echo "== headline table (README.md)"
 python3 "$here/headline_table.py" "$dst/results.json" --sglang "$sglang" --builtin "$builtin" || status=2
 echo "== facts"
-if [ -f "$old" ]; then
-    python3 "$here/results_facts.py" "$dst/results.json" --old "$old" || status=2
-else
-    python3 "$here/results_facts.py" "$dst/results.json" || status=2
-fi
+python3 "$here/results_facts.py" "$@" || status=2
 exit $status

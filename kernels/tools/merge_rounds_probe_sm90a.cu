@@ -129,14 +129,6 @@ __device__ __forceinline__ float stream_rows(const float4 *pool, const Before &b
     return sum;
 }
 
-// The evict-last counterpart of vb::l2_evict_first_policy().
-__device__ __forceinline__ uint64_t l2_evict_last_policy()
-{
-    uint64_t pol;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-
 __device__ __forceinline__ void store_evict_last(float4 *p, float4 v, uint64_t pol)
 {
     asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "f"(v.x), "f"(v.y),
@@ -157,7 +149,7 @@ __global__ void __launch_bounds__(kWriterThreads, 1) write_slots(float *acc, flo
         __nanosleep(1000);
     if constexpr (kWrite) {
         float4 *slot = reinterpret_cast<float4 *>(acc + (size_t)blockIdx.x * kSlotFloats);
-        const uint64_t last = l2_evict_last_policy();
+        const uint64_t last = vb::l2_evict_last_policy();
         for (int i = threadIdx.x; i < kSlotFloats / 4; i += kWriterThreads) { // values the compiler cannot fold
             const float4 v = make_float4(blockIdx.x, i, 1.f, threadIdx.x);
             if (b.evict_last)
