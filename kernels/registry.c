@@ -7,7 +7,6 @@
 extern const vb_kernel vb_kernel_flash_paged;
 extern const vb_kernel vb_kernel_naive_gpu;
 extern const vb_kernel vb_kernel_mla_onepass;
-extern const vb_kernel vb_kernel_mla_overlap;
 extern const vb_kernel vb_kernel_mla_wgmma;
 extern const vb_kernel vb_kernel_sync_in_launch;
 extern const vb_kernel vb_kernel_fault_address;
@@ -17,7 +16,6 @@ const vb_kernel *const vb_kernels[] = {
     &vb_kernel_flash_paged,
     &vb_kernel_naive_gpu,
     &vb_kernel_mla_onepass,
-    &vb_kernel_mla_overlap,
     &vb_kernel_mla_wgmma,
 };
 const size_t vb_kernel_count = sizeof vb_kernels / sizeof *vb_kernels;
