@@ -9,7 +9,7 @@
 #     line included), the README's headline table (scripts/headline_table.py) and the write-up
 #     facts (scripts/results_facts.py --old).
 # The README's paragraph and results/h200/README.md stay for a person to write from what it prints.
-# Exits 2 on a missing input, else with `verifybench compare`'s status (1: a regression).
+# Exits 2 on a missing input or an incomplete run, else with `verifybench compare`'s status (1: a regression).
 # usage: scripts/refresh_results.sh OUTDIR RESULTS_DIR   (BIN=build/verifybench unless set)
 set -u
 src=${1:?usage: scripts/refresh_results.sh OUTDIR RESULTS_DIR}
@@ -23,6 +23,10 @@ for f in results.json summary.md proof.log logs.tgz; do
     [ -f "$src/$f" ] || fail "$src/$f: missing (run gpu_proof.sh with the configs stage into $src)"
 done
 [ -d "$dst" ] || fail "$dst: no such directory"
+# A run cut short by a signal, or a checkpoint of one that never finished, is not a result set.
+cut=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("" if d.get("complete", True) else "interrupted by %s" % d["interrupted_by"] if d.get("interrupted_by") else "a checkpoint of an unfinished run")' "$src/results.json") ||
+    fail "$src/results.json: not a results file"
+[ -z "$cut" ] || fail "$src/results.json: complete: false ($cut): run the configs stage again"
 builtin="$dst/triton_baseline.json"
 [ -f "$builtin" ] || fail "$builtin: missing (the builtin Triton dump the tables compare against)"
 sglang=$(for f in "$dst"/triton_sglang-*.json; do [ -f "$f" ] && echo "$f"; done | sort -V | tail -1)

@@ -97,7 +97,8 @@ def facts(results, old=None):
     ceil = results.get("ceilings") or {}
     gpu = results.get("gpu") or {}
     run = {"gpu": gpu.get("name"), "driver": gpu.get("driver"), "date": results.get("date"),
-           "commit": (results.get("tool") or {}).get("commit"), "ceilings": ceil}
+           "commit": (results.get("tool") or {}).get("commit"), "ceilings": ceil,
+           "complete": results.get("complete", True), "interrupted_by": results.get("interrupted_by")}
     if old is not None:
         old_read = (old.get("ceilings") or {}).get("read_gbps")
         if old_read and ceil.get("read_gbps"):
@@ -125,6 +126,9 @@ def print_text(f):
     run = f["run"]
     c = run["ceilings"]
     print(f"run: {run['gpu']}, driver {run['driver']}, {run['date']}, commit {run['commit']}")
+    if not run["complete"]:
+        why = f"interrupted by {run['interrupted_by']}" if run["interrupted_by"] else "a checkpoint of an unfinished run"
+        print(f"INCOMPLETE: {why}: not a whole run")
     line = (f"ceilings: read {c.get('read_gbps', 0):.0f} GB/s, mma.sync {c.get('mma_bf16_tflops', 0):.0f} TFLOP/s"
             + (f", wgmma {c['wgmma_bf16_tflops']:.0f} TFLOP/s" if c.get("wgmma_bf16_tflops") else ""))
     if "read_vs_old" in run:

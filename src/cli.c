@@ -23,7 +23,9 @@ static const char usage_text[] =
     "options:\n"
     "  -k, --kernel NAME      run this kernel (repeatable; default: every registered kernel)\n"
     "  -f, --filter TEXT      run only scenarios whose name contains TEXT (repeatable)\n"
-    "      --json FILE        write the results as JSON (schema " "verifybench.results/1)\n"
+    "      --json FILE        write the results as JSON (schema " "verifybench.results/1); a regular\n"
+    "                         file is also rewritten after every scenario, marked complete: false,\n"
+    "                         so that a killed run leaves what it finished\n"
     "      --csv FILE         write the results as CSV\n"
     "      --markdown FILE    write the results as a markdown table\n"
     "      --format FMT       stdout format: table (default), markdown, csv or json\n"
@@ -57,9 +59,12 @@ static const char usage_text[] =
     "  2  bad input or usage (bad scenarios are reported and skipped; the rest still run)\n"
     "  3  --require-gpu was given and no GPU is usable\n"
     "  4  a CUDA runtime error\n"
+    "  128+N  stopped by signal N (SIGINT 130, SIGTERM 143) after the stage under way: the rest is\n"
+    "     reported as not run and the reports say complete: false (a second signal ends at once)\n"
     "compare exits 0 when nothing regressed, 1 on a regression (slower beyond the threshold and\n"
-    "the noise, a pass that fails now, a changed token verdict), 2 on bad input.\n"
-    "When several apply, the highest of 4, 1, 2 wins in that order.\n";
+    "the noise, a pass that fails now, a changed token verdict), 2 on bad input (an incomplete\n"
+    "run included).\n"
+    "When several apply, 128+N wins, then the highest of 4, 1, 2 in that order.\n";
 
 int vb_exit_worst(int a, int b)
 {

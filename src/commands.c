@@ -99,7 +99,14 @@ int vb_cmd_compare(const vb_cli *cli)
         return VB_EXIT_INPUT;
     }
     int rc = VB_EXIT_INPUT;
-    if (vb_compare_results(&old_r, &new_r, cli->threshold, cli->allow_different_gpu, &c, why, sizeof why)) {
+    char what[128];
+    const char *cut = NULL, *cut_file = NULL;
+    for (int i = 0; i < 2 && !cut; i++)
+        cut = vb_results_incomplete(i ? &new_r : &old_r, what, sizeof what), cut_file = cli->files[i];
+    if (cut) {
+        /* Records a cut run never reached would read as removed, not as regressions. */
+        fprintf(stderr, "%s: complete: false (%s): compare needs whole runs\n", cut_file, cut);
+    } else if (vb_compare_results(&old_r, &new_r, cli->threshold, cli->allow_different_gpu, &c, why, sizeof why)) {
         fprintf(stderr, "verifybench: compare %s %s: %s\n", cli->files[0], cli->files[1], why);
     } else {
         vb_compare_print(stdout, cli->format, &c, &old_r, &new_r);

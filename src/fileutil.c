@@ -91,17 +91,22 @@ void vb_json_str(const cJSON *obj, const char *key, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
+int vb_path_replaceable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int vb_output_open(vb_output *o, const char *path, char *why, size_t why_len)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->path, sizeof o->path, "%s", path);
     struct stat st;
-    const int exists = stat(path, &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) {
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(why, why_len, "%s: cannot write: %s", path, strerror(EISDIR));
         return -1;
     }
-    if (!exists || S_ISREG(st.st_mode)) {
+    if (vb_path_replaceable(path)) {
         snprintf(o->tmp, sizeof o->tmp, "%s.tmp%ld", path, (long)getpid());
         o->f = fopen(o->tmp, "w");
     } else {

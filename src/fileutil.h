@@ -27,6 +27,8 @@ typedef struct vb_output {
     FILE *f;
     char path[1024], tmp[1100]; /* tmp empty: written in place */
 } vb_output;
+/* 1 when path would be written under a temporary name and renamed (a regular file, or none). */
+int vb_path_replaceable(const char *path);
 /* 0, or -1 with "path: cannot write: reason" in why. */
 int vb_output_open(vb_output *o, const char *path, char *why, size_t why_len);
 /* Flushes, checks every write, closes and renames; 0, or -1 with "path: reason" in why (the

@@ -7,7 +7,9 @@
  *   -> kernels: the CPU model, then every registered kernel eagerly and in a CUDA graph
  *      replayed over the scenario's variants (gpu_run.c; timing in gpu_timing.c, sampling.c)
  *   -> checks (checks.c) inside every run
- *   -> report (report.c: table, JSON, CSV, markdown) and the exit code. */
+ *   -> report (report.c: table, JSON, CSV, markdown) and the exit code.
+ * The --json file is also written after every scenario (a checkpoint), and SIGINT or SIGTERM
+ * stops the run at the next stage with everything reported (interrupt.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -21,8 +23,10 @@
 #include "checks.h"
 #include "cli.h"
 #include "cpu_model.h"
+#include "fileutil.h"
 #include "gpu.h"
 #include "inputs.h"
+#include "interrupt.h"
 #include "oracle.h"
 #include "parallel.h"
 #include "progress.h"
@@ -44,7 +48,21 @@ typedef struct run_ctx {
     int cpu_model;
     int bad_input;
     int total, index;
+    int stopped;           /* a signal kept some scenario, stage or variant from running */
+    int checkpoint_failed; /* the --json file could not be written after a scenario: stop trying */
 } run_ctx;
+
+/* 1 when a signal asks the run to stop (then why is the message for what is not run). */
+static int stop_requested(run_ctx *x, char *why, size_t n)
+{
+    const int sig = vb_interrupt_signal();
+    if (!sig)
+        return 0;
+    char name[16];
+    snprintf(why, n, VB_NOT_RUN ": interrupted by %s", vb_interrupt_name(sig, name, sizeof name));
+    x->stopped = 1;
+    return 1;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -255,6 +273,10 @@ static void run_graph_all(run_ctx *x, const vb_scenario *s, int sidx, const vb_p
                           VB_NOT_RUN_GPU_ENDED);
             break;
         }
+        if (stop_requested(x, why, sizeof why)) {
+            graph_not_run(x, sidx, s, ks, nk, v, s->n_replays, VB_SKIPPED, why);
+            break;
+        }
         vb_progress(x->index, x->total, s->name, v ? var->name : "graph");
         if (v && prepare(x, s, var, &rp, why, sizeof why)) {
             fprintf(stderr, "%s: graph.replays[%d]: %s\n", s->file, v - 1, why);
@@ -303,11 +325,15 @@ static void run_scenario(run_ctx *x, const vb_scenario *s)
     if (!x->gpu || vb_gpu_dead(x->gpu)) {
         skip_gpu_records(x, sidx, s, x->gpu ? "skipped: an earlier CUDA error ended the GPU stages"
                                             : "skipped: no usable GPU");
+    } else if (stop_requested(x, why, sizeof why)) {
+        skip_gpu_records(x, sidx, s, why);
     } else {
         run_eager_all(x, s, sidx, &p);
         if (s->graph_enabled && vb_gpu_dead(x->gpu)) /* the eager stage ended the GPU stages */
             graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, s->n_replays, VB_SKIPPED,
                           VB_NOT_RUN_GPU_ENDED);
+        else if (s->graph_enabled && stop_requested(x, why, sizeof why))
+            graph_not_run(x, sidx, s, x->kernels, x->n_kernels, 0, s->n_replays, VB_SKIPPED, why);
         else if (s->graph_enabled)
             run_graph_all(x, s, sidx, &p);
     }
@@ -367,6 +393,53 @@ static int write_reports(const run_ctx *x)
     return rc;
 }
 
+/* Scenarios [from, count) that a signal kept from starting: listed, so that none vanishes. */
+static void scenarios_not_run(run_ctx *x, const vb_scenario_list *list, int from, const char *why)
+{
+    for (int i = from; i < list->count; i++) {
+        vb_scenario_info info;
+        describe(&list->items[i], &info);
+        info.valid = 0;
+        snprintf(info.message, sizeof info.message, "%s", why);
+        vb_results_add_scenario(&x->results, &info);
+    }
+}
+
+/* The --json file again after every scenario, marked incomplete, so that a run that is killed,
+ * crashes or hangs leaves what it finished. Only where the write can be atomic (a regular file
+ * or a new one: temporary file, then rename); a pipe or /dev/stdout gets the final document
+ * alone. */
+static void checkpoint(run_ctx *x)
+{
+    if (!x->cli->json_path || x->checkpoint_failed || !vb_path_replaceable(x->cli->json_path))
+        return;
+    x->results.incomplete = 1;
+    x->checkpoint_failed = vb_report_write(x->cli->json_path, VB_FMT_JSON, &x->results) != 0;
+    x->results.incomplete = 0;
+}
+
+/* Every scenario in turn, checkpointing after each, until the list ends or a signal stops it. */
+static void run_all(run_ctx *x, const vb_scenario_list *list)
+{
+    x->results.scenarios_planned = list->count;
+    vb_interrupt_install();
+    for (x->index = 0; x->index < list->count; x->index++) {
+        char why[64];
+        if (stop_requested(x, why, sizeof why)) {
+            scenarios_not_run(x, list, x->index, why);
+            break;
+        }
+        run_scenario(x, &list->items[x->index]);
+        if (x->index + 1 < list->count)
+            checkpoint(x);
+    }
+    vb_progress_done();
+    if (x->stopped) {
+        x->results.incomplete = 1;
+        vb_interrupt_name(vb_interrupt_signal(), x->results.interrupted_by, sizeof x->results.interrupted_by);
+    }
+}
+
 static int exit_code(const run_ctx *x)
 {
     int errors = 0;
@@ -407,12 +480,12 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
         }
     }
     x.cpu_model = cli->cpu_model >= 0 ? cli->cpu_model : x.gpu == NULL;
-    for (x.index = 0; x.index < list->count; x.index++)
-        run_scenario(&x, &list->items[x.index]);
-    vb_progress_done();
+    run_all(&x, list);
     int rc = exit_code(&x);
     if (write_reports(&x) && rc == VB_EXIT_OK)
         rc = VB_EXIT_INPUT;
+    if (x.stopped) /* the shell's convention, whatever else happened: the run is not whole */
+        rc = 128 + vb_interrupt_signal();
     vb_gpu_close(x.gpu);
     vb_results_free(&x.results);
     vb_baselines_free(x.baselines, cli->n_baselines);

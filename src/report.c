@@ -110,6 +110,29 @@ static void print_floor_ranges(FILE *f, const vb_results *r, const char *prefix)
     }
 }
 
+const char *vb_results_incomplete(const vb_results *r, char *buf, size_t n)
+{
+    if (!r->incomplete)
+        return NULL;
+    int ran = 0;
+    for (int s = 0; s < r->n_scenarios; s++)
+        ran += r->scenarios[s].valid || strncmp(r->scenarios[s].message, VB_NOT_RUN, strlen(VB_NOT_RUN)) != 0;
+    const int planned = r->scenarios_planned ? r->scenarios_planned : r->n_scenarios;
+    if (r->interrupted_by[0])
+        snprintf(buf, n, "interrupted by %s after %d of %d scenarios", r->interrupted_by, ran, planned);
+    else
+        snprintf(buf, n, "a checkpoint of a run that had finished %d of %d scenarios", ran, planned);
+    return buf;
+}
+
+/* One line when the run ended early, so that no reader takes it for a whole run. */
+static void print_incomplete_line(FILE *f, const vb_results *r, const char *prefix)
+{
+    char what[128];
+    if (vb_results_incomplete(r, what, sizeof what))
+        fprintf(f, "%sINCOMPLETE: %s\n", prefix, what);
+}
+
 static void print_gpu_line(FILE *f, const vb_results *r)
 {
     if (r->gpu.present)
@@ -145,9 +168,16 @@ void vb_report_table(FILE *f, const vb_results *r)
             fprintf(f, "%-*s%s", w[i], col(&c, i), i + 1 < NCOL ? "  " : "\n");
     }
     int bad = 0;
-    for (int s = 0; s < r->n_scenarios; s++)
-        if (!r->scenarios[s].valid)
-            fprintf(f, "%sinvalid: %s: %s\n", bad++ ? "" : "\n", r->scenarios[s].name, r->scenarios[s].message);
+    for (int s = 0; s < r->n_scenarios; s++) {
+        const char *msg = r->scenarios[s].message;
+        const size_t nr = strlen(VB_NOT_RUN ": ");
+        if (r->scenarios[s].valid)
+            continue;
+        if (!strncmp(msg, VB_NOT_RUN ": ", nr)) /* a signal kept it from starting */
+            fprintf(f, "%snot run: %s: %s\n", bad++ ? "" : "\n", r->scenarios[s].name, msg + nr);
+        else
+            fprintf(f, "%sinvalid: %s: %s\n", bad++ ? "" : "\n", r->scenarios[s].name, msg);
+    }
     int listed = 0;
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
@@ -161,6 +191,7 @@ void vb_report_table(FILE *f, const vb_results *r)
         counts[r->records[k].status]++;
     fprintf(f, "\n%d records: %d pass, %d FAIL, %d ERROR, %d skipped, %d unsupported\n", r->n_records,
             counts[VB_PASS], counts[VB_FAIL], counts[VB_ERROR], counts[VB_SKIPPED], counts[VB_UNSUPPORTED]);
+    print_incomplete_line(f, r, "");
     print_floor_ranges(f, r, "");
 }
 
@@ -186,6 +217,7 @@ void vb_report_markdown(FILE *f, const vb_results *r)
         fputc('\n', f);
     }
     fputc('\n', f);
+    print_incomplete_line(f, r, "- ");
     print_floor_ranges(f, r, "- ");
 }
 
@@ -262,6 +294,12 @@ int vb_report_json(FILE *f, const vb_results *r)
     cJSON_AddStringToObject(tool, "commit", r->commit);
     cJSON_AddStringToObject(root, "date", r->date);
     cJSON_AddNumberToObject(root, "host_cpus", r->cpus);
+    cJSON_AddBoolToObject(root, "complete", !r->incomplete);
+    if (r->interrupted_by[0])
+        cJSON_AddStringToObject(root, "interrupted_by", r->interrupted_by);
+    else
+        cJSON_AddNullToObject(root, "interrupted_by");
+    cJSON_AddNumberToObject(root, "scenarios_planned", r->scenarios_planned ? r->scenarios_planned : r->n_scenarios);
     cJSON *g = cJSON_AddObjectToObject(root, "gpu");
     cJSON_AddBoolToObject(g, "present", r->gpu.present);
     if (r->gpu.present) {
@@ -419,6 +457,9 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     vb_json_str(tool, "commit", r->commit, sizeof r->commit);
     vb_json_str(root, "date", r->date, sizeof r->date);
     r->cpus = (int)jnum0(root, "host_cpus");
+    r->incomplete = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "complete")); /* absent: complete */
+    vb_json_str(root, "interrupted_by", r->interrupted_by, sizeof r->interrupted_by);
+    r->scenarios_planned = (int)jnum0(root, "scenarios_planned");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu");
     r->gpu.present = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "present"));
     vb_json_str(g, "name", r->gpu.name, sizeof r->gpu.name);

@@ -92,6 +92,12 @@ typedef struct vb_gpu_info {
 typedef struct vb_results {
     char version[32], commit[48], date[32], host[64];
     int cpus;
+    /* A run that ended before its last scenario: a checkpoint written while it ran (the --json
+     * file is rewritten after every scenario) or a run stopped by a signal. 0 is a complete run,
+     * and what a file without these fields (written before they existed) reads as. */
+    int incomplete;
+    char interrupted_by[16]; /* "SIGINT", "SIGTERM"; empty when no signal stopped it */
+    int scenarios_planned;   /* scenarios the run was given; 0: unknown (n_scenarios) */
     vb_gpu_info gpu;
     vb_scenario_info *scenarios;
     int n_scenarios, cap_scenarios;

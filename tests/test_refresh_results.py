@@ -104,9 +104,21 @@ with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(dst2, "sanitize-paths.txt")) as f:
         assert f.read() == "an earlier run's\n"  # left as it was, not emptied
 
+    # an interrupted run: refused before anything is copied
+    cut = json.loads(json.dumps(base))
+    cut["complete"], cut["interrupted_by"] = False, "SIGINT"
+    with open(os.path.join(src2, "results.json"), "w") as f:
+        json.dump(cut, f)
+    with open(os.path.join(dst2, "results.json")) as f:
+        before = f.read()
+    p = run(src2, dst2)
+    assert p.returncode == 2 and "complete: false (interrupted by SIGINT)" in p.stderr, p.stderr
+    with open(os.path.join(dst2, "results.json")) as f:
+        assert f.read() == before
+
     # a proof directory without the configs stage's files: one line, exit 2
     os.remove(os.path.join(src2, "results.json"))
     p = run(src2, dst2)
     assert p.returncode == 2 and "results.json: missing" in p.stderr, p.stderr
 print("refresh_results: files copied in, tables written, verdict, headline table and facts printed; "
-      "a regression exits 1, a missing input 2")
+      "a regression exits 1, a missing input or an interrupted run 2")

@@ -72,9 +72,17 @@ with tempfile.TemporaryDirectory() as d:
     assert "read -2.4% against the old run's 4436" in p.stdout, p.stdout
     assert "mla_onepass slower than flash_paged: 1 of 3 records" in p.stdout, p.stdout
     assert "short [base, eager]: 16.70 (p10-p90 16.53-17.03) against 14.00" in p.stdout, p.stdout
+    assert "INCOMPLETE" not in p.stdout, p.stdout
     p = subprocess.run([sys.executable, script, new, "--json"], capture_output=True, text=True)
     assert p.returncode == 0 and json.loads(p.stdout)["status"]["pass"] == 13, p.stderr
+    assert f["run"]["complete"] is True  # files written before the field existed read as complete
+    cut = results(4331.0, scen)
+    cut["complete"], cut["interrupted_by"] = False, "SIGTERM"
+    with open(new, "w") as fh:
+        json.dump(cut, fh)
+    p = subprocess.run([sys.executable, script, new], capture_output=True, text=True)
+    assert p.returncode == 0 and "INCOMPLETE: interrupted by SIGTERM: not a whole run" in p.stdout, p.stdout
     p = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
     assert p.returncode == 2 and "not a verifybench results file" in p.stderr, p.stderr
 print("results_facts: fastest kernels, slower records of every mode and variant, target shares, ceilings; "
-      "foreign files refused")
+      "foreign files refused, interrupted runs flagged")
