@@ -5,9 +5,10 @@
 #                    many_requests.json too) with --verify-generator (host and GPU inputs
 #                    bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
-#   faults           test-only kernels that fault on the device and fail to launch: exit 4, every
-#                    record written (the faulting one as ERROR with its CUDA error, the rest run
-#                    or marked not run), the JSON valid
+#   faults           test-only kernels that fault on the device, fail to launch and never finish:
+#                    exit 4, every record written (the faulting one as ERROR with its CUDA error,
+#                    the hung one as timed out after --gpu-timeout, the rest run or marked not
+#                    run), the JSON valid
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   paths            the same four tools on tests/data/sanitize_paths.json (every walk and cut of the
 #                    scheduled kernels), mla_wgmma and mla_onepass only: OUTDIR/paths/
@@ -78,7 +79,7 @@ if stage capture; then
 fi
 
 if stage faults; then
-    note "== fault paths: an illegal address, then a launch the runtime refuses"
+    note "== fault paths: an illegal address, a launch the runtime refuses, a kernel that never ends"
     "$bin" tests/data/tiny.json -k mla_onepass -k fault_address -k naive_gpu -q --no-ceilings --iterations 1 \
         --json "$out/fault-address.json" >"$out/faults.txt" 2>&1
     rc_a=$?
@@ -101,9 +102,25 @@ assert any(k == "naive_gpu" and st == "pass" for _, _, k, _, st, _ in fl), fl  #
 print("fault records as expected:", len(fa), "and", len(fl))
 PY
     rc_c=$?
-    tail -3 "$out/faults.txt"
-    if [ $rc_a -eq 4 ] && [ $rc_b -eq 4 ] && [ $rc_c -eq 0 ]; then note "faults: exit 4 both, records complete"
-    else note "faults: NOT as expected (exits $rc_a $rc_b, check $rc_c)"; status=1; fi
+    # A kernel that never finishes: the watchdog reports it after --gpu-timeout (timeout(1) is
+    # only the stage's own guard, should the watchdog fail).
+    timeout -s KILL 300 "$bin" tests/data/tiny.json -k naive_gpu -k hang -q --no-ceilings --iterations 1 \
+        --gpu-timeout 10 --json "$out/hang.json" >>"$out/faults.txt" 2>&1
+    rc_d=$?
+    python3 - "$out/hang.json" <<'PY' >>"$out/faults.txt" 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+recs = [(r["kernel"], r["status"], r["message"]) for s in d["scenarios"] for r in s.get("records", [])]
+assert d["complete"] is False and d["interrupted_by"] == "GPU timeout", (d["complete"], d["interrupted_by"])
+assert any(k == "hang" and st == "ERROR" and m.startswith("timed out") for k, st, m in recs), recs
+assert any(k == "naive_gpu" and st == "pass" for k, st, _ in recs), recs
+print("hang reported as expected:", len(recs), "records")
+PY
+    rc_e=$?
+    tail -4 "$out/faults.txt"
+    if [ $rc_a -eq 4 ] && [ $rc_b -eq 4 ] && [ $rc_c -eq 0 ] && [ $rc_d -eq 4 ] && [ $rc_e -eq 0 ]; then
+        note "faults: exit 4 all three, records complete"
+    else note "faults: NOT as expected (exits $rc_a $rc_b $rc_d, checks $rc_c $rc_e)"; status=1; fi
 fi
 
 if stage sanitize; then
@@ -172,7 +189,7 @@ if stage profile; then
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
         --section SourceCounters -k "regex:${pk#mla_}_kernel" -c 1 "$bin" configs/context_lengths.json \
-        -f "size=8,batch.prefix_len=91000" -k "$pk" -q --no-ceilings --iterations 3 --cold-l2 off \
+        -f "size=8,batch.prefix_len=91000" -k "$pk" -q --no-ceilings --gpu-timeout 0 --iterations 3 --cold-l2 off \
         >"$out/ncu-$pk.prof" 2>&1
     note "ncu: exit $?"
 fi

@@ -28,7 +28,7 @@ esac
 echo "compute-sanitizer on $*: $which, eager and graph" >"$summary"
 "$bin" list-kernels >>"$summary"
 for tool in memcheck racecheck initcheck synccheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "$@" -q --no-ceilings \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "$@" -q --no-ceilings --gpu-timeout 0 \
         --no-cpu-model --iterations 1 --cold-l2 off >"$out/sanitize-$tool.txt" 2>&1
     rc=$?
     {

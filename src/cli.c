@@ -44,6 +44,9 @@ static const char usage_text[] =
     "      --iterations N     override the scenarios' timing.iterations\n"
     "      --verify-generator on the GPU, also generate inputs on the host and compare the bits\n"
     "      --no-ceilings      skip measuring the GPU's bandwidth and mma ceilings (e.g. under a sanitizer)\n"
+    "      --gpu-timeout S    a wait for the GPU longer than S seconds (a kernel that never finishes)\n"
+    "                         is reported as an ERROR, the reports are written and the run exits 4\n"
+    "                         (default 300; 0: wait for ever, e.g. under compute-sanitizer or ncu)\n"
     "  -j, --threads N        CPU threads for the oracle and the checks (default: all CPUs)\n"
     "  -o, --out DIR          export: where the bundles go\n"
     "      --threshold PCT    compare: a timing change counts above PCT percent (default 5) and\n"
@@ -58,7 +61,7 @@ static const char usage_text[] =
     "  1  a correctness, capture or token-exact check failed\n"
     "  2  bad input or usage (bad scenarios are reported and skipped; the rest still run)\n"
     "  3  --require-gpu was given and no GPU is usable\n"
-    "  4  a CUDA runtime error\n"
+    "  4  a CUDA runtime error, or a GPU wait past --gpu-timeout\n"
     "  128+N  stopped by signal N (SIGINT 130, SIGTERM 143) after the stage under way: the rest is\n"
     "     reported as not run and the reports say complete: false (a second signal ends at once)\n"
     "compare exits 0 when nothing regressed, 1 on a regression (slower beyond the threshold and\n"
@@ -96,7 +99,7 @@ static int usage_error(const char *fmt, const char *arg)
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
     OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG, OPT_SPEEDUP,
-    OPT_THRESHOLD, OPT_ALLOW_GPU
+    OPT_THRESHOLD, OPT_ALLOW_GPU, OPT_GPU_TIMEOUT
 };
 
 static int parse_percent(const char *s, double *out)
@@ -153,6 +156,9 @@ static int take_option(vb_cli *cli, int c, const char *arg)
     }
     case OPT_ITER:
         return parse_count(arg, 1, 100000, &cli->iterations) ? usage_error("--iterations wants 1 to 100000, got '%s'", arg) : -1;
+    case OPT_GPU_TIMEOUT:
+        return parse_count(arg, 0, 86400, &cli->gpu_timeout_s) ? usage_error("--gpu-timeout wants 0 to 86400 seconds, got '%s'", arg)
+                                                               : -1;
     case OPT_COLD:
         if (strcmp(arg, "on") && strcmp(arg, "off"))
             return usage_error("--cold-l2 wants on or off, got '%s'", arg);
@@ -184,12 +190,13 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"all", no_argument, 0, OPT_ALL}, {"no-ceilings", no_argument, 0, OPT_NO_CEIL},
         {"cpu-model-bug", required_argument, 0, OPT_BUG}, {"speedup", required_argument, 0, OPT_SPEEDUP},
         {"threshold", required_argument, 0, OPT_THRESHOLD}, {"allow-different-gpu", no_argument, 0, OPT_ALLOW_GPU},
-        {0, 0, 0, 0}};
+        {"gpu-timeout", required_argument, 0, OPT_GPU_TIMEOUT}, {0, 0, 0, 0}};
     static const char *const words[] = {"run", "list-kernels", "validate", "export", "report", "compare"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;
     cli->cold_l2 = -1;
     cli->threshold = 0.05;
+    cli->gpu_timeout_s = 300;
     int first = 1;
     if (argc > 1)
         for (int i = 0; i < 6; i++)

@@ -36,6 +36,7 @@ typedef struct vb_cli {
     int iterations;        /* 0 as the scenario says */
     int verify_generator;
     int no_ceilings;
+    int gpu_timeout_s;     /* a GPU wait longer than this is a hang (0: no watchdog) */
     int cpu_model_bug;     /* vb_cpu_bug planted in the CPU model: proves the checks fail */
     double threshold;      /* compare: smallest change that counts, as a fraction (default 0.05) */
     int allow_different_gpu;

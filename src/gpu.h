@@ -27,6 +27,8 @@ int vb_gpu_had_error(const vb_gpu *g);
 int vb_gpu_cc(const vb_gpu *g);
 /* The first CUDA error of the run, as "call: error (text) at file:line"; "" if none. */
 const char *vb_gpu_error_text(const vb_gpu *g);
+/* The record whose kernel the run is waiting for, or NULL (for the watchdog's report). */
+vb_record *vb_gpu_running_record(const vb_gpu *g);
 /* Free device memory in bytes. */
 double vb_gpu_free_bytes(vb_gpu *g);
 

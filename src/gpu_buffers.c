@@ -110,7 +110,7 @@ void vb_dev_check_outputs(vb_gpu *g, vb_dev_inputs *d, const vb_kernel *k, const
     if (!o || !lse) {
         rec->status = VB_ERROR;
         snprintf(rec->message, sizeof rec->message, "out of host memory for the outputs");
-    } else if (!CU(g, cudaStreamSynchronize(g->stream)) || !CU(g, cudaMemcpy(o, d->o, 2 * on, cudaMemcpyDeviceToHost)) ||
+    } else if (!CU(g, vb_gpu_sync(g)) || !CU(g, cudaMemcpy(o, d->o, 2 * on, cudaMemcpyDeviceToHost)) ||
                !CU(g, cudaMemcpy(lse, d->lse, 4 * ln, cudaMemcpyDeviceToHost))) {
         vb_gpu_record_error(g, rec);
     } else {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "device_util.h"
+#include "watchdog.h"
 
 /* ---- error handling ---------------------------------------------------------------- */
 
@@ -45,6 +46,15 @@ void vb_gpu_record_error(vb_gpu *g, vb_record *rec)
 int vb_gpu_dead(const vb_gpu *g) { return g->dead; }
 int vb_gpu_had_error(const vb_gpu *g) { return g->had_error; }
 int vb_gpu_cc(const vb_gpu *g) { return g ? g->cc : 0; }
+vb_record *vb_gpu_running_record(const vb_gpu *g) { return g ? g->running : NULL; }
+
+cudaError_t vb_gpu_sync(vb_gpu *g)
+{
+    vb_watchdog_enter();
+    const cudaError_t e = cudaStreamSynchronize(g->stream);
+    vb_watchdog_leave();
+    return e;
+}
 const char *vb_gpu_error_text(const vb_gpu *g) { return g ? g->err : ""; }
 
 double vb_gpu_free_bytes(vb_gpu *g)
@@ -85,7 +95,7 @@ static double tensor_ceiling(vb_gpu *g, cudaError_t (*probe)(float *, int, int, 
     vb_timing t;
     probe(g->sink, g->prop.multiProcessorCount, iters, &flops, g->stream);
     void *args[2] = {g->sink, (void *)(uintptr_t)g->prop.multiProcessorCount};
-    if (CU(g, cudaStreamSynchronize(g->stream)) && !vb_gpu_measure(g, launch, args, &ts, 0, 0, flops, &none, &t))
+    if (CU(g, vb_gpu_sync(g)) && !vb_gpu_measure(g, launch, args, &ts, 0, 0, flops, &none, &t))
         return t.tflops;
     return 0;
 }
@@ -166,7 +176,7 @@ vb_gpu *vb_gpu_open(vb_gpu_info *info, int ceilings)
     if (ceilings)
         measure_ceilings(g, info);
     else /* still launch one kernel: a binary without code for this GPU fails here */
-        (void)(CU(g, vb_dev_read_probe(g->flush, 1, g->sink, 1, g->stream)) && CU(g, cudaStreamSynchronize(g->stream)));
+        (void)(CU(g, vb_dev_read_probe(g->flush, 1, g->sink, 1, g->stream)) && CU(g, vb_gpu_sync(g)));
     if (g->had_error) { /* e.g. no kernel image for this GPU: nothing else would run either */
         snprintf(info->skipped_reason, sizeof info->skipped_reason, "%s", g->err);
         info->present = 0;

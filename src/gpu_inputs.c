@@ -33,7 +33,7 @@ static int gen_device(vb_gpu *g, const vb_gen_stream *s, uint16_t *host_out, cha
         ok = st == CURAND_STATUS_SUCCESS &&
              CU(g, vb_dev_synth_bf16(d_out, d_bits, done, m, d_amp, s->row_len, g->stream));
     }
-    ok = ok && st == CURAND_STATUS_SUCCESS && CU(g, cudaStreamSynchronize(g->stream)) &&
+    ok = ok && st == CURAND_STATUS_SUCCESS && CU(g, vb_gpu_sync(g)) &&
          CU(g, cudaMemcpy(host_out, d_out, sizeof *d_out * (size_t)s->count, cudaMemcpyDeviceToHost));
     if (gen)
         curandDestroyGenerator(gen);

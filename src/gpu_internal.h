@@ -28,7 +28,12 @@ struct vb_gpu {
     void *sink;
     int dead, had_error;
     char err[320];
+    vb_record *running; /* the record whose kernel a wait is for (vb_gpu_running_record) */
 };
+
+/* cudaStreamSynchronize on the run's stream, watched (watchdog.h): every host wait for the
+ * GPU's work goes through here, so that a kernel that never ends becomes a reported hang. */
+cudaError_t vb_gpu_sync(vb_gpu *g);
 
 /* 1 when e is cudaSuccess; else records "call: error (text) at file:line" as the run's
  * first error (a sticky one ends the GPU stages) and returns 0. */

@@ -70,9 +70,11 @@ void vb_gpu_run_eager(vb_gpu *g, const vb_kernel *const *ks, int nk, const vb_ca
             vb_gpu_record_error(g, recs[k]);
             continue;
         }
+        g->running = recs[k];
         vb_dev_check_outputs(g, &d, ks[k], c, in->live_tokens, recs[k]);
         if (recs[k]->status != VB_ERROR)
             time_record(g, kernel_launch, &kc, c, in->live_batch, recs[k]);
+        g->running = NULL;
     }
     mark_not_run(recs, nk);
     vb_dev_free(&d);
@@ -183,9 +185,11 @@ void vb_graph_replay(vb_graph_set *gs, const vb_case *c, vb_record *const *recs)
             vb_gpu_record_error(g, rec);
             continue;
         }
+        g->running = rec;
         vb_dev_check_outputs(g, &gs->d, gs->k[k], c, c->in->tokens, rec);
         if (rec->status != VB_ERROR)
             time_record(g, graph_launch, &gs->exec[k], c, c->in->batch, rec);
+        g->running = NULL;
     }
     mark_not_run(recs, gs->nk);
 }

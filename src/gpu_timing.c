@@ -28,7 +28,7 @@ int vb_gpu_measure(vb_gpu *g, vb_launch_fn fn, void *ctx, const vb_timing_spec *
             ok = ok && CU(g, cudaEventRecord(ev[2 * i], g->stream)) && CU(g, fn(ctx, g->stream)) &&
                  CU(g, cudaEventRecord(ev[2 * i + 1], g->stream));
         }
-        ok = ok && CU(g, cudaStreamSynchronize(g->stream));
+        ok = ok && CU(g, vb_gpu_sync(g));
         for (int i = 0; ok && i < want; i++) {
             ok = CU(g, cudaEventElapsedTime(&ms[n + i], ev[2 * i], ev[2 * i + 1]));
             total += ms[n + i];

@@ -35,6 +35,7 @@
 #include "verdict.h"
 #include "verify_attn.h"
 #include "version.h"
+#include "watchdog.h"
 #include "commands.h"
 #include "prepare.h"
 
@@ -48,6 +49,7 @@ typedef struct run_ctx {
     int cpu_model;
     int bad_input;
     int total, index;
+    const vb_scenario_list *list;
     int stopped;           /* a signal kept some scenario, stage or variant from running */
     int checkpoint_failed; /* the --json file could not be written after a scenario: stop trying */
 } run_ctx;
@@ -418,10 +420,40 @@ static void checkpoint(run_ctx *x)
     x->results.incomplete = 0;
 }
 
+/* The watchdog's report of a GPU wait that never returned (run on its thread while this one is
+ * held in that wait): the record under way is a timed-out ERROR, everything not yet run is
+ * listed as such, and every report is written as the run stands. */
+static int on_gpu_hang(void *ctx, double waited_s)
+{
+    run_ctx *x = ctx;
+    static const char not_run[] = VB_NOT_RUN ": the GPU stopped answering (--gpu-timeout)";
+    vb_record *rec = vb_gpu_running_record(x->gpu);
+    fprintf(stderr, "\nverifybench: a wait for the GPU has lasted %.0f s (--gpu-timeout %d): a kernel that never "
+            "finishes? Writing the reports and exiting.\n", waited_s, x->cli->gpu_timeout_s);
+    if (rec) {
+        rec->status = VB_ERROR;
+        snprintf(rec->message, sizeof rec->message,
+                 "timed out: not finished after %.0f s (--gpu-timeout %d); a kernel that never ends?", waited_s,
+                 x->cli->gpu_timeout_s);
+    }
+    for (int i = 0; i < x->results.n_records; i++)
+        if (!strcmp(x->results.records[i].message, VB_NOT_RUN))
+            snprintf(x->results.records[i].message, sizeof x->results.records[i].message, "%s", not_run);
+    scenarios_not_run(x, x->list, x->index + 1, not_run);
+    x->results.incomplete = 1;
+    snprintf(x->results.interrupted_by, sizeof x->results.interrupted_by, "GPU timeout");
+    vb_progress_done();
+    write_reports(x);
+    return VB_EXIT_CUDA;
+}
+
 /* Every scenario in turn, checkpointing after each, until the list ends or a signal stops it. */
 static void run_all(run_ctx *x, const vb_scenario_list *list)
 {
+    x->list = list;
     x->results.scenarios_planned = list->count;
+    if (x->gpu && x->cli->gpu_timeout_s > 0 && vb_watchdog_start(x->cli->gpu_timeout_s, on_gpu_hang, x))
+        vb_notice("could not start the GPU watchdog: a kernel that never finishes will hang the run");
     vb_interrupt_install();
     for (x->index = 0; x->index < list->count; x->index++) {
         char why[64];
@@ -433,6 +465,7 @@ static void run_all(run_ctx *x, const vb_scenario_list *list)
         if (x->index + 1 < list->count)
             checkpoint(x);
     }
+    vb_watchdog_stop();
     vb_progress_done();
     if (x->stopped) {
         x->results.incomplete = 1;

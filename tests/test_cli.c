@@ -125,6 +125,7 @@ int main(int argc, char **argv)
     CHECK(vb("--bogus tiny.json") == 2 && strstr(err, "unknown option '--bogus'"));
     CHECK(vb("") == 2 && strstr(err, "no scenario files given"));
     CHECK(vb("--iterations abc tiny.json") == 2 && strstr(err, "--iterations wants 1 to 100000, got 'abc'"));
+    CHECK(vb("--gpu-timeout -5 tiny.json") == 2 && strstr(err, "--gpu-timeout wants 0 to 86400 seconds, got '-5'"));
     CHECK(vb("-k no_such_kernel tiny.json -q") == 2 && strstr(err, "no kernel named 'no_such_kernel'"));
     CHECK(vb("missing.json") == 2 && strstr(err, "missing.json: cannot open"));
     CHECK(vb("validate tiny.json") == 0 && strstr(out, "2 scenarios valid"));

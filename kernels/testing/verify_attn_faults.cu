@@ -5,11 +5,20 @@
 //                  sticky (it ends the CUDA context, and with it the run's GPU stages)
 //   fail_launch    asks for more threads per block than any GPU has: the launch itself fails
 //                  (the H200 with CUDA 13.0 answers cudaErrorInvalidValue), and the GPU stays usable
+//   hang           never finishes, as a deadlocked kernel does: the run's watchdog (--gpu-timeout)
+//                  must report it as a timed-out ERROR, write every report and exit 4
 #include "verify_attn.h"
 
 namespace {
 
 __global__ void write_far(unsigned *far) { *far = 0xDEADu; }
+
+// The asm keeps the loop a side effect, so the compiler may not assume it ends.
+__global__ void spin_forever()
+{
+    for (;;)
+        asm volatile("nanosleep.u32 1000;");
+}
 
 size_t no_workspace(const vb_verify_params *) { return 0; }
 
@@ -25,6 +34,12 @@ cudaError_t launch_fail(const vb_verify_params *, void *, cudaStream_t stream)
     return cudaGetLastError();
 }
 
+cudaError_t launch_hang(const vb_verify_params *, void *, cudaStream_t stream)
+{
+    spin_forever<<<1, 32, 0, stream>>>();
+    return cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" const vb_kernel vb_kernel_fault_address = {
@@ -34,3 +49,7 @@ extern "C" const vb_kernel vb_kernel_fault_address = {
 extern "C" const vb_kernel vb_kernel_fail_launch = {
     "fail_launch", "TEST ONLY: a launch with 4096 threads per block, refused by the runtime", 80, 0,
     no_workspace, nullptr, launch_fail};
+
+extern "C" const vb_kernel vb_kernel_hang = {
+    "hang", "TEST ONLY: never finishes, like a deadlocked kernel; --gpu-timeout turns it into an ERROR", 80, 0,
+    no_workspace, nullptr, launch_hang};
