@@ -52,6 +52,8 @@ static const char usage_text[] =
     "      --threshold PCT    compare: a timing change counts above PCT percent (default 5) and\n"
     "                         above the noise both runs measured\n"
     "      --allow-different-gpu  compare: compare runs from different GPUs or drivers anyway\n"
+    "      --kernel-pair OLD=NEW  compare: kernel NEW's records against kernel OLD's (OLD.json and\n"
+    "                         NEW.json may be one run): is NEW slower anywhere, beyond the noise?\n"
     "  -q, --quiet            no progress on stderr (also off when stderr is not a terminal)\n"
     "  -h, --help             this help\n"
     "  -V, --version          version and git commit\n"
@@ -99,7 +101,7 @@ static int usage_error(const char *fmt, const char *arg)
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_MD, OPT_FORMAT, OPT_BASELINE, OPT_REQUIRE_GPU, OPT_NO_GPU,
     OPT_CPU_MODEL, OPT_NO_CPU_MODEL, OPT_COLD, OPT_ITER, OPT_VERIFY_GEN, OPT_ALL, OPT_NO_CEIL, OPT_BUG, OPT_SPEEDUP,
-    OPT_THRESHOLD, OPT_ALLOW_GPU, OPT_GPU_TIMEOUT
+    OPT_THRESHOLD, OPT_ALLOW_GPU, OPT_GPU_TIMEOUT, OPT_KERNEL_PAIR
 };
 
 static int parse_percent(const char *s, double *out)
@@ -140,6 +142,16 @@ static int take_option(vb_cli *cli, int c, const char *arg)
         return parse_percent(arg, &cli->threshold) ? usage_error("--threshold wants a percentage 0 to 1000, got '%s'", arg)
                                                    : -1;
     case OPT_ALLOW_GPU: cli->allow_different_gpu = 1; return -1;
+    case OPT_KERNEL_PAIR: {
+        const char *eq = strchr(arg, '=');
+        const size_t n = eq ? (size_t)(eq - arg) : 0;
+        if (!eq || !n || !eq[1] || n >= sizeof cli->pair_old || strlen(eq + 1) >= sizeof cli->pair_new)
+            return usage_error("--kernel-pair wants OLD=NEW, two kernel names, got '%s'", arg);
+        memcpy(cli->pair_old, arg, n);
+        cli->pair_old[n] = '\0';
+        snprintf(cli->pair_new, sizeof cli->pair_new, "%s", eq + 1);
+        return -1;
+    }
     case OPT_REQUIRE_GPU: cli->require_gpu = 1; return -1;
     case OPT_NO_GPU: cli->no_gpu = 1; return -1;
     case OPT_CPU_MODEL: cli->cpu_model = 1; return -1;
@@ -190,7 +202,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"all", no_argument, 0, OPT_ALL}, {"no-ceilings", no_argument, 0, OPT_NO_CEIL},
         {"cpu-model-bug", required_argument, 0, OPT_BUG}, {"speedup", required_argument, 0, OPT_SPEEDUP},
         {"threshold", required_argument, 0, OPT_THRESHOLD}, {"allow-different-gpu", no_argument, 0, OPT_ALLOW_GPU},
-        {"gpu-timeout", required_argument, 0, OPT_GPU_TIMEOUT}, {0, 0, 0, 0}};
+        {"gpu-timeout", required_argument, 0, OPT_GPU_TIMEOUT}, {"kernel-pair", required_argument, 0, OPT_KERNEL_PAIR},
+        {0, 0, 0, 0}};
     static const char *const words[] = {"run", "list-kernels", "validate", "export", "report", "compare"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;

@@ -40,6 +40,7 @@ typedef struct vb_cli {
     int cpu_model_bug;     /* vb_cpu_bug planted in the CPU model: proves the checks fail */
     double threshold;      /* compare: smallest change that counts, as a fraction (default 0.05) */
     int allow_different_gpu;
+    char pair_old[48], pair_new[48]; /* compare --kernel-pair OLD=NEW; empty: same kernels */
     int format_given;      /* --format was on the command line */
 } vb_cli;
 

@@ -106,7 +106,9 @@ int vb_cmd_compare(const vb_cli *cli)
     if (cut) {
         /* Records a cut run never reached would read as removed, not as regressions. */
         fprintf(stderr, "%s: complete: false (%s): compare needs whole runs\n", cut_file, cut);
-    } else if (vb_compare_results(&old_r, &new_r, cli->threshold, cli->allow_different_gpu, &c, why, sizeof why)) {
+    } else if (vb_compare_kernels(&old_r, &new_r, cli->threshold, cli->allow_different_gpu,
+                                  cli->pair_old[0] ? cli->pair_old : NULL, cli->pair_new[0] ? cli->pair_new : NULL, &c,
+                                  why, sizeof why)) {
         fprintf(stderr, "verifybench: compare %s %s: %s\n", cli->files[0], cli->files[1], why);
     } else {
         vb_compare_print(stdout, cli->format, &c, &old_r, &new_r);

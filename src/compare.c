@@ -12,10 +12,19 @@ const char *vb_verdict_kind_name(vb_verdict_kind k) { return kind_names[k]; }
 
 static const char *shape_of(const vb_results *r, const vb_record *rec) { return r->scenarios[rec->scenario].shape_key; }
 
-static int same_record(const vb_results *a, const vb_record *x, const vb_results *b, const vb_record *y)
+/* With a kernel pair, x must be the old kernel's and y the new kernel's; else the same kernel. */
+static int same_record(const vb_compare *c, const vb_results *a, const vb_record *x, const vb_results *b,
+                       const vb_record *y)
 {
-    return x->mode == y->mode && !strcmp(x->kernel, y->kernel) && !strcmp(x->variant, y->variant) &&
-           !strcmp(shape_of(a, x), shape_of(b, y));
+    const int kernels = c->old_kernel[0] ? !strcmp(x->kernel, c->old_kernel) && !strcmp(y->kernel, c->new_kernel)
+                                         : !strcmp(x->kernel, y->kernel);
+    return kernels && x->mode == y->mode && !strcmp(x->variant, y->variant) && !strcmp(shape_of(a, x), shape_of(b, y));
+}
+
+/* Whether a record takes part: all of them, or with a kernel pair only that side's kernel. */
+static int in_scope(const vb_compare *c, const vb_record *r, int new_side)
+{
+    return !c->old_kernel[0] || !strcmp(r->kernel, new_side ? c->new_kernel : c->old_kernel);
 }
 
 static int failed(const vb_record *r) { return r->status == VB_FAIL || r->status == VB_ERROR; }
@@ -67,8 +76,29 @@ static int same_gpu(const vb_results *a, const vb_results *b, char *why, size_t 
 int vb_compare_results(const vb_results *old_r, const vb_results *new_r, double threshold, int allow_different_gpu,
                        vb_compare *out, char *why, size_t why_len)
 {
+    return vb_compare_kernels(old_r, new_r, threshold, allow_different_gpu, NULL, NULL, out, why, why_len);
+}
+
+int vb_compare_kernels(const vb_results *old_r, const vb_results *new_r, double threshold, int allow_different_gpu,
+                       const char *old_kernel, const char *new_kernel, vb_compare *out, char *why, size_t why_len)
+{
     memset(out, 0, sizeof *out);
     out->threshold = threshold;
+    if (old_kernel && new_kernel) {
+        snprintf(out->old_kernel, sizeof out->old_kernel, "%s", old_kernel);
+        snprintf(out->new_kernel, sizeof out->new_kernel, "%s", new_kernel);
+        for (int side = 0; side < 2; side++) { /* a misspelt name would compare nothing and pass */
+            const vb_results *r = side ? new_r : old_r;
+            int n = 0;
+            for (int i = 0; i < r->n_records && !n; i++)
+                n = in_scope(out, &r->records[i], side);
+            if (!n) {
+                snprintf(why, why_len, "the %s run has no records of kernel '%s'", side ? "new" : "old",
+                         side ? new_kernel : old_kernel);
+                return -1;
+            }
+        }
+    }
     if (!allow_different_gpu && !same_gpu(old_r, new_r, why, why_len))
         return -1;
     out->rows = calloc((size_t)(old_r->n_records + new_r->n_records) + 1, sizeof *out->rows);
@@ -81,8 +111,10 @@ int vb_compare_results(const vb_results *old_r, const vb_results *new_r, double 
     }
     for (int i = 0; i < old_r->n_records; i++) {
         const vb_record *o = &old_r->records[i];
+        if (!in_scope(out, o, 0))
+            continue;
         int j = 0;
-        while (j < new_r->n_records && (matched[j] || !same_record(old_r, o, new_r, &new_r->records[j])))
+        while (j < new_r->n_records && (matched[j] || !same_record(out, old_r, o, new_r, &new_r->records[j])))
             j++;
         vb_compare_row row = {o, NULL, old_r->scenarios[o->scenario].name, VB_CMP_OLD_ONLY, NAN, NAN};
         if (j < new_r->n_records) {
@@ -93,7 +125,7 @@ int vb_compare_results(const vb_results *old_r, const vb_results *new_r, double 
         out->rows[out->n_rows++] = row;
     }
     for (int j = 0; j < new_r->n_records; j++)
-        if (!matched[j])
+        if (!matched[j] && in_scope(out, &new_r->records[j], 1))
             out->rows[out->n_rows++] = (vb_compare_row){NULL, &new_r->records[j],
                                                         new_r->scenarios[new_r->records[j].scenario].name,
                                                         VB_CMP_NEW_ONLY, NAN, NAN};
@@ -251,6 +283,13 @@ static void print_json(FILE *f, const vb_compare *c, const vb_results *old_r, co
         cJSON_AddStringToObject(o, "gpu", runs[i]->gpu.present ? runs[i]->gpu.name : "");
     }
     cJSON_AddNumberToObject(root, "threshold", c->threshold);
+    if (c->old_kernel[0]) {
+        cJSON *kp = cJSON_AddObjectToObject(root, "kernel_pair");
+        cJSON_AddStringToObject(kp, "old", c->old_kernel);
+        cJSON_AddStringToObject(kp, "new", c->new_kernel);
+    } else {
+        cJSON_AddNullToObject(root, "kernel_pair");
+    }
     cJSON_AddNumberToObject(root, "regressions", c->regressions);
     cJSON *rows = cJSON_AddArrayToObject(root, "records");
     for (int i = 0; i < c->n_rows; i++)
@@ -283,6 +322,9 @@ void vb_compare_print(FILE *f, vb_format fmt, const vb_compare *c, const vb_resu
         fputs("### verifybench compare\n\n", f);
     describe_run(f, md ? "- old" : "old", old_r);
     describe_run(f, md ? "- new" : "new", new_r);
+    if (c->old_kernel[0])
+        fprintf(f, "%skernels: %s (new) against %s (old), record by record\n", md ? "- " : "", c->new_kernel,
+                c->old_kernel);
     fprintf(f, "%sa change counts when it exceeds %.1f%% and the two runs' noise (half their p10-p90 spreads)\n\n",
             md ? "- " : "", 100 * c->threshold);
     print_rows(f, c, md);

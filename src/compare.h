@@ -38,12 +38,18 @@ typedef struct vb_compare {
     int n_rows;
     int regressions;                    /* SLOWER + BROKEN + TOKENS */
     double threshold;                   /* as a fraction: 0.05 for 5% */
+    char old_kernel[48], new_kernel[48]; /* a kernel pair (vb_compare_kernels); empty otherwise */
 } vb_compare;
 
 /* 0, or -1 with why when the two runs cannot be compared: different GPU names or drivers
  * (unless allow_different_gpu), or out of memory. */
 int vb_compare_results(const vb_results *old_r, const vb_results *new_r, double threshold,
                        int allow_different_gpu, vb_compare *out, char *why, size_t why_len);
+/* The same for two kernels: old_kernel's records in old_r against new_kernel's in new_r
+ * (which may be the same run), matched by shape key, variant and mode; other kernels' records
+ * are left out. "Is the new kernel slower than the old one anywhere, beyond the noise?" */
+int vb_compare_kernels(const vb_results *old_r, const vb_results *new_r, double threshold, int allow_different_gpu,
+                       const char *old_kernel, const char *new_kernel, vb_compare *out, char *why, size_t why_len);
 void vb_compare_free(vb_compare *c);
 const char *vb_verdict_kind_name(vb_verdict_kind k);
 

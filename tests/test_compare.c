@@ -1,6 +1,7 @@
 /* compare: a planted slowdown beyond the noise is flagged, a noise-only difference is not,
  * a broken pass or a changed token verdict is a regression whatever the timing, records on
- * one side only are listed, runs on different GPUs are refused, every format parses. */
+ * one side only are listed, runs on different GPUs are refused, every format parses; a kernel
+ * pair compares two kernels of one run. */
 #include "vbtest.h"
 
 #include <cjson/cJSON.h>
@@ -119,9 +120,39 @@ static void test_refuses_other_gpus(void)
     vb_results_free(&a), vb_results_free(&b);
 }
 
+/* --kernel-pair: one run's kernel b against its kernel a, record by record; other kernels left
+ * out; a name with no records refused. */
+static void test_kernel_pair(void)
+{
+    static const char *const ks[] = {"a", "b", "c"};
+    const double m[] = {100, 140, 50}, s[] = {1, 1, 1};
+    vb_results r;
+    run(&r, "NVIDIA H200", 3, ks, m, s);
+    vb_compare c;
+    char why[320] = "";
+    CHECK(vb_compare_kernels(&r, &r, 0.05, 0, "a", "b", &c, why, sizeof why) == 0);
+    CHECK(c.n_rows == 1 && c.rows[0].kind == VB_CMP_SLOWER && fabs(c.rows[0].change - 0.40) < 1e-12);
+    CHECK(!strcmp(c.rows[0].old_rec->kernel, "a") && !strcmp(c.rows[0].new_rec->kernel, "b") && c.regressions == 1);
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    vb_compare_print(f, VB_FMT_TABLE, &c, &r, &r);
+    fclose(f);
+    CHECK(strstr(buf, "kernels: b (new) against a (old)") != NULL);
+    free(buf);
+    vb_compare_free(&c);
+    CHECK(vb_compare_kernels(&r, &r, 0.05, 0, "b", "a", &c, why, sizeof why) == 0);
+    CHECK(c.n_rows == 1 && c.rows[0].kind == VB_CMP_FASTER && c.regressions == 0);
+    vb_compare_free(&c);
+    CHECK(vb_compare_kernels(&r, &r, 0.05, 0, "a", "zz", &c, why, sizeof why) == -1 &&
+          strstr(why, "the new run has no records of kernel 'zz'"));
+    vb_results_free(&r);
+}
+
 int main(void)
 {
     test_verdicts();
     test_refuses_other_gpus();
+    test_kernel_pair();
     TEST_MAIN_END();
 }
