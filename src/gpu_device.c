@@ -47,6 +47,7 @@ int vb_gpu_dead(const vb_gpu *g) { return g->dead; }
 int vb_gpu_had_error(const vb_gpu *g) { return g->had_error; }
 int vb_gpu_cc(const vb_gpu *g) { return g ? g->cc : 0; }
 vb_record *vb_gpu_running_record(const vb_gpu *g) { return g ? g->running : NULL; }
+const char *vb_gpu_error_text(const vb_gpu *g) { return g ? g->err : ""; }
 
 cudaError_t vb_gpu_sync(vb_gpu *g)
 {
@@ -55,7 +56,6 @@ cudaError_t vb_gpu_sync(vb_gpu *g)
     vb_watchdog_leave();
     return e;
 }
-const char *vb_gpu_error_text(const vb_gpu *g) { return g ? g->err : ""; }
 
 double vb_gpu_free_bytes(vb_gpu *g)
 {
