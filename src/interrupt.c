@@ -26,8 +26,15 @@ void vb_interrupt_install(void)
      * restart rather than fail with EINTR (a report being written when the first one comes). */
     sa.sa_flags = SA_RESETHAND | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old;
+        /* A signal the parent ignores stays ignored (a shell starts background jobs with SIGINT
+         * ignored, so that Ctrl-C at the terminal does not reach them). */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 int vb_interrupt_signal(void) { return caught; }
