@@ -2,7 +2,8 @@
 """A run stopped by a signal, or killed, keeps what it finished (no GPU needed):
 - SIGINT or SIGTERM: the scenario under way finishes its stage, the rest are listed as not run,
   the reports are written with complete: false and interrupted_by, and the exit status is
-  128 + the signal; a second SIGINT ends the process at once;
+  128 + the signal; a second SIGINT ends the process at once; a SIGINT ignored at the start
+  (a shell's background job) stays ignored;
 - SIGKILL: the --json file written after the last finished scenario is whole (written under a
   temporary name and renamed), says complete: false, and `report` and `compare` say so;
 - a complete run says complete: true, and a --json that is not a regular file gets the final
@@ -25,12 +26,13 @@ scenarios = [{"name": "s1", "batch": {"size": 1, "prefix_len": 64}}] + [
 names = [s["name"] for s in scenarios]
 
 
-def start(d, out, *extra):
+def start(d, out, *extra, which=scenarios, ignore_sigint=False):
     path = os.path.join(d, "scen.json")
     with open(path, "w") as f:
-        json.dump(scenarios, f)
+        json.dump(which, f)
+    pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     return subprocess.Popen([verifybench, path, "--no-gpu", "-q", "--json", out, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
 
 
 def after_first_checkpoint(p, out):
@@ -75,6 +77,14 @@ with tempfile.TemporaryDirectory() as d:
     p.communicate(timeout=300)
     assert p.returncode == -signal.SIGINT, p.returncode
 
+    # started with SIGINT ignored (a shell's background job): it stays ignored, the run finishes
+    out = os.path.join(d, "ignored.json")
+    p = start(d, out, which=scenarios[:2], ignore_sigint=True)
+    after_first_checkpoint(p, out)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=300)
+    assert p.returncode == 0 and load(out)["complete"] is True, p.returncode
+
     # SIGKILL: the checkpoint is a whole results file, marked incomplete
     out = os.path.join(d, "killed.json")
     p = start(d, out)
@@ -103,4 +113,4 @@ with tempfile.TemporaryDirectory() as d:
     cmp = subprocess.run([verifybench, "compare", full, out], capture_output=True, text=True)
     assert cmp.returncode == 2 and f"{out}: complete: false" in cmp.stderr, cmp.stderr
 print("interrupt: SIGINT/SIGTERM stop at a stage and report all (exit 128 + signal), a second SIGINT ends the "
-      "process, a killed run leaves a whole checkpoint, compare refuses cut runs")
+      "process, an ignored SIGINT stays ignored, a killed run leaves a whole checkpoint, compare refuses cut runs")
