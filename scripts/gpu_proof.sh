@@ -104,7 +104,7 @@ PY
     rc_c=$?
     # A kernel that never finishes: the watchdog reports it after --gpu-timeout (timeout(1) is
     # only the stage's own guard, should the watchdog fail).
-    timeout -s KILL 300 "$bin" tests/data/tiny.json -k naive_gpu -k hang -q --no-ceilings --iterations 1 \
+    timeout -s KILL 120 "$bin" tests/data/tiny.json -k naive_gpu -k hang -q --no-ceilings --iterations 1 \
         --gpu-timeout 10 --json "$out/hang.json" >>"$out/faults.txt" 2>&1
     rc_d=$?
     python3 - "$out/hang.json" <<'PY' >>"$out/faults.txt" 2>&1
