@@ -114,6 +114,9 @@ recs = [(r["kernel"], r["status"], r["message"]) for s in d["scenarios"] for r i
 assert d["complete"] is False and d["interrupted_by"] == "GPU timeout", (d["complete"], d["interrupted_by"])
 assert any(k == "hang" and st == "ERROR" and m.startswith("timed out") for k, st, m in recs), recs
 assert any(k == "naive_gpu" and st == "pass" for k, st, _ in recs), recs
+# the scenario under way lists its graph variants that were never reached
+first = [(r["kernel"], r["mode"], r["variant"], r["message"]) for r in d["scenarios"][0]["records"]]
+assert ("hang", "graph", "two-reqs", "not run: the GPU stopped answering (--gpu-timeout)") in first, first
 print("hang reported as expected:", len(recs), "records")
 PY
     rc_e=$?

@@ -420,9 +420,38 @@ static void checkpoint(run_ctx *x)
     x->results.incomplete = 0;
 }
 
+static int has_record(const vb_results *r, int sidx, const char *variant, const char *kernel, vb_mode mode)
+{
+    for (int i = 0; i < r->n_records; i++) {
+        const vb_record *rec = &r->records[i];
+        if (rec->scenario == sidx && rec->mode == mode && !strcmp(rec->variant, variant) && !strcmp(rec->kernel, kernel))
+            return 1;
+    }
+    return 0;
+}
+
+/* The graph records of the scenario under way that its stages never reached (the graph stage
+ * adds them variant by variant), so that none vanishes when the run stops in the middle. */
+static void graph_unreached(run_ctx *x, const char *why)
+{
+    const vb_scenario *s = &x->list->items[x->index];
+    const int sidx = x->results.n_scenarios - 1;
+    if (!s->graph_enabled || sidx < 0 || strcmp(x->results.scenarios[sidx].name, s->name))
+        return;
+    for (int v = 0; v <= s->n_replays; v++)
+        for (int k = 0; k < x->n_kernels; k++) {
+            const char *variant = v ? s->replays[v - 1].name : "base";
+            if (has_record(&x->results, sidx, variant, x->kernels[k]->name, VB_MODE_GRAPH))
+                continue;
+            vb_record *r = vb_results_add_record(&x->results, sidx, variant, x->kernels[k]->name, VB_MODE_GRAPH);
+            snprintf(r->message, sizeof r->message, "%s", why);
+        }
+}
+
 /* The watchdog's report of a GPU wait that never returned (run on its thread while this one is
  * held in that wait): the record under way is a timed-out ERROR, everything not yet run is
- * listed as such, and every report is written as the run stands. */
+ * listed as such, and every report is written as the run stands. Adding records may move the
+ * array under the held thread's pointers: it never runs again. */
 static int on_gpu_hang(void *ctx, double waited_s)
 {
     run_ctx *x = ctx;
@@ -439,6 +468,7 @@ static int on_gpu_hang(void *ctx, double waited_s)
     for (int i = 0; i < x->results.n_records; i++)
         if (!strcmp(x->results.records[i].message, VB_NOT_RUN))
             snprintf(x->results.records[i].message, sizeof x->results.records[i].message, "%s", not_run);
+    graph_unreached(x, not_run);
     scenarios_not_run(x, x->list, x->index + 1, not_run);
     x->results.incomplete = 1;
     snprintf(x->results.interrupted_by, sizeof x->results.interrupted_by, "GPU timeout");
