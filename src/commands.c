@@ -101,8 +101,10 @@ int vb_cmd_compare(const vb_cli *cli)
     int rc = VB_EXIT_INPUT;
     char what[128];
     const char *cut = NULL, *cut_file = NULL;
-    for (int i = 0; i < 2 && !cut; i++)
-        cut = vb_results_incomplete(i ? &new_r : &old_r, what, sizeof what), cut_file = cli->files[i];
+    for (int i = 0; i < 2 && !cut; i++) {
+        cut = vb_results_incomplete(i ? &new_r : &old_r, what, sizeof what);
+        cut_file = cli->files[i];
+    }
     if (cut) {
         /* Records a cut run never reached would read as removed, not as regressions. */
         fprintf(stderr, "%s: complete: false (%s): compare needs whole runs\n", cut_file, cut);

@@ -110,13 +110,19 @@ static void print_floor_ranges(FILE *f, const vb_results *r, const char *prefix)
     }
 }
 
+/* A scenario the run listed without starting it (a signal or a hung GPU stopped the run first). */
+static int listed_not_run(const vb_scenario_info *s)
+{
+    return !s->valid && !strncmp(s->message, VB_NOT_RUN ": ", strlen(VB_NOT_RUN ": "));
+}
+
 const char *vb_results_incomplete(const vb_results *r, char *buf, size_t n)
 {
     if (!r->incomplete)
         return NULL;
     int ran = 0;
     for (int s = 0; s < r->n_scenarios; s++)
-        ran += r->scenarios[s].valid || strncmp(r->scenarios[s].message, VB_NOT_RUN, strlen(VB_NOT_RUN)) != 0;
+        ran += !listed_not_run(&r->scenarios[s]);
     const int planned = r->scenarios_planned ? r->scenarios_planned : r->n_scenarios;
     if (r->interrupted_by[0])
         snprintf(buf, n, "interrupted by %s after %d of %d scenarios", r->interrupted_by, ran, planned);
@@ -169,14 +175,11 @@ void vb_report_table(FILE *f, const vb_results *r)
     }
     int bad = 0;
     for (int s = 0; s < r->n_scenarios; s++) {
-        const char *msg = r->scenarios[s].message;
-        const size_t nr = strlen(VB_NOT_RUN ": ");
-        if (r->scenarios[s].valid)
-            continue;
-        if (!strncmp(msg, VB_NOT_RUN ": ", nr)) /* a signal kept it from starting */
-            fprintf(f, "%snot run: %s: %s\n", bad++ ? "" : "\n", r->scenarios[s].name, msg + nr);
-        else
-            fprintf(f, "%sinvalid: %s: %s\n", bad++ ? "" : "\n", r->scenarios[s].name, msg);
+        const vb_scenario_info *si = &r->scenarios[s];
+        if (listed_not_run(si))
+            fprintf(f, "%snot run: %s: %s\n", bad++ ? "" : "\n", si->name, si->message + strlen(VB_NOT_RUN ": "));
+        else if (!si->valid)
+            fprintf(f, "%sinvalid: %s: %s\n", bad++ ? "" : "\n", si->name, si->message);
     }
     int listed = 0;
     for (int k = 0; k < r->n_records; k++) {
