@@ -43,9 +43,9 @@ def sides(builds):
     return list(string.ascii_lowercase[:builds])
 
 
-def run_order(rounds, builds=2):
-    """The runs, interleaved: ('a', 1), ('b', 1), ..., ('a', 2), ..."""
-    return [(side, i) for i in range(1, rounds + 1) for side in sides(builds)]
+def run_order(rounds, builds=2, first=1):
+    """The runs, interleaved: ('a', 1), ('b', 1), ..., ('a', 2), ... (from round FIRST)"""
+    return [(side, i) for i in range(first, rounds + 1) for side in sides(builds)]
 
 
 def records(path, modes, timing="hot"):
@@ -124,6 +124,37 @@ def format_rows(rows, side="B"):
     return "\n".join(lines)
 
 
+class RunError(Exception):
+    """A run that left no results file, or one that is not verifybench's."""
+
+
+def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="ab_runs", first=1, labels=None):
+    """Runs the builds interleaved, rounds FIRST..ROUNDS, with ARGS; OUTDIR/a_1.json, b_1.json,
+    ... (each run's stdout beside it as .txt); LABELS name the builds in the progress lines (A,
+    B, ... unless given). Returns (the worst exit code, {side: [records() of each round]}).
+    Raises RunError when a run wrote no results file or an unreadable one."""
+    os.makedirs(outdir, exist_ok=True)
+    binary_of = dict(zip(sides(len(bins)), bins))
+    worst, runs = 0, {side: [] for side in binary_of}
+    for side, i in run_order(rounds, len(bins), first):
+        path = os.path.join(outdir, f"{side}_{i}.json")
+        binary = binary_of[side]
+        if os.path.exists(path):  # an earlier invocation's: never read it as this run's
+            os.remove(path)
+        label = labels[ord(side) - ord("a")] if labels else side.upper()
+        print(f"{tag}: {label} round {i}: {binary}", file=sys.stderr, flush=True)
+        with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
+            rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
+        worst = max(worst, rc)
+        if not os.path.exists(path):
+            raise RunError(f"{binary} exited {rc} and wrote no {path}")
+        try:
+            runs[side].append(records(path, modes, timing))
+        except (ValueError, KeyError) as e:
+            raise RunError(f"{path}: {e}") from e
+    return worst, runs
+
+
 def main(argv):
     if "--" not in argv:
         sys.exit(USAGE)
@@ -145,25 +176,12 @@ def main(argv):
     for b in bins:
         if not os.access(b, os.X_OK):
             sys.exit(f"ab_runs.py: {b}: not an executable")
-    os.makedirs(outdir, exist_ok=True)
     modes = ("graph", "eager") if opt.mode == "both" else (opt.mode,)
     binary_of = dict(zip(sides(len(bins)), bins))
-    worst, runs = 0, {side: [] for side in binary_of}
-    for side, i in run_order(opt.rounds, len(bins)):
-        path = os.path.join(outdir, f"{side}_{i}.json")
-        binary = binary_of[side]
-        if os.path.exists(path):  # an earlier invocation's: never read it as this run's
-            os.remove(path)
-        print(f"ab_runs: {side.upper()} round {i}: {binary}", file=sys.stderr, flush=True)
-        with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
-            rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
-        worst = max(worst, rc)
-        if not os.path.exists(path):
-            sys.exit(f"ab_runs.py: {binary} exited {rc} and wrote no {path}")
-        try:
-            runs[side].append(records(path, modes, opt.timing))
-        except (ValueError, KeyError) as e:
-            sys.exit(f"ab_runs.py: {path}: {e}")
+    try:
+        worst, runs = run_builds(bins, outdir, opt.rounds, args, modes, opt.timing)
+    except RunError as e:
+        sys.exit(f"ab_runs.py: {e}")
     builds = []
     for side in list(binary_of)[1:]:
         rows = compare(runs["a"], runs[side])
