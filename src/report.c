@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include "fastest.h"
 #include "fields.h"
 #include "fileutil.h"
 
@@ -110,6 +111,20 @@ static void print_floor_ranges(FILE *f, const vb_results *r, const char *prefix)
     }
 }
 
+/* Which kernel to run, from the run's timings (fastest.h); nothing for an untimed run. */
+static void print_fastest(FILE *f, const vb_results *r, const char *prefix, int markdown)
+{
+    vb_fastest x;
+    if (vb_fastest_find(r, &x))
+        return;
+    if (x.n_picks)
+        fputc('\n', f);
+    vb_fastest_print_summary(f, r, &x, prefix);
+    if (markdown)
+        vb_fastest_print_shapes(f, r, &x);
+    vb_fastest_free(&x);
+}
+
 /* A scenario the run listed without starting it (a signal or a hung GPU stopped the run first). */
 static int listed_not_run(const vb_scenario_info *s)
 {
@@ -196,6 +211,7 @@ void vb_report_table(FILE *f, const vb_results *r)
             counts[VB_PASS], counts[VB_FAIL], counts[VB_ERROR], counts[VB_SKIPPED], counts[VB_UNSUPPORTED]);
     print_incomplete_line(f, r, "");
     print_floor_ranges(f, r, "");
+    print_fastest(f, r, "", 0);
 }
 
 /* ---- markdown and CSV ---------------------------------------------------------------- */
@@ -222,6 +238,7 @@ void vb_report_markdown(FILE *f, const vb_results *r)
     fputc('\n', f);
     print_incomplete_line(f, r, "- ");
     print_floor_ranges(f, r, "- ");
+    print_fastest(f, r, "- ", 1);
 }
 
 void vb_report_csv(FILE *f, const vb_results *r)
@@ -327,6 +344,11 @@ int vb_report_json(FILE *f, const vb_results *r)
     cJSON *sc = cJSON_AddArrayToObject(root, "scenarios");
     for (int s = 0; s < r->n_scenarios; s++)
         cJSON_AddItemToArray(sc, scenario_json(r, s));
+    vb_fastest x;
+    if (vb_fastest_find(r, &x) == 0) {
+        cJSON_AddItemToObject(root, "fastest", vb_fastest_json(r, &x));
+        vb_fastest_free(&x);
+    }
     char *text = cJSON_Print(root);
     int rc = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
     free(text);
