@@ -137,11 +137,10 @@ static int build_mask(vb_instance *in)
     return ibuf_set(&in->mask_indptr, in->batch, off);
 }
 
-int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_instance *in,
-                      char *why, size_t why_len)
+/* The instance's shape: sizes, heads, the draft tree's size and the seed of its mask. */
+static void set_shape(const vb_scenario *s, const vb_variant *v, int B, vb_instance *in)
 {
-    memset(in, 0, sizeof *in);
-    int T = v->tree.nodes, B = bucket > v->batch ? bucket : v->batch;
+    const int T = v->tree.nodes;
     in->heads = s->heads;
     in->d_qk = vb_scenario_d_qk(s);
     in->d_v = vb_scenario_d_v(s);
@@ -154,47 +153,41 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     in->mask_seed = v->seed;
     in->tokens = (int64_t)B * T;
     in->live_tokens = (int64_t)v->batch * T;
-    in->prefix_len = malloc(sizeof *in->prefix_len * (size_t)B);
-    int64_t *first_page = malloc(sizeof *first_page * (size_t)v->batch), total_pages = 0;
-    if (!in->prefix_len || !first_page || vb_tree_copy(&in->tree, &v->tree))
-        goto oom;
-    for (int b = 0; b < B; b++)
-        in->prefix_len[b] = b < v->batch ? v->prefix_len[b] : 1;
-    vb_instance_sizes z;
-    vb_instance_measure(v, bucket, &z);
-    if (check_sizes(s, &z, why, why_len)) {
-        free(first_page);
-        vb_instance_free(in);
-        return -1;
-    }
-    const int64_t mask_bytes = z.mask_bytes;
-    int64_t *pages = assign_pages(v, T, first_page, &total_pages);
-    if (!pages)
-        goto oom;
-    in->num_slots = total_pages * v->page_size;
-    in->mask_bytes = mask_bytes;
-    in->custom_mask = malloc((size_t)mask_bytes);
+}
+
+/* q, the KV cache, the mask and SGLang's index buffers in the scenario's widths: 0, or -1
+ * when out of memory. */
+static int alloc_buffers(const vb_scenario *s, const vb_instance_sizes *z, vb_instance *in)
+{
+    const int B = in->batch;
+    in->custom_mask = malloc((size_t)z->mask_bytes);
     in->q = malloc(sizeof *in->q * (size_t)(in->tokens * in->heads * in->d_qk));
     in->kv = malloc(sizeof *in->kv * (size_t)(in->num_slots * in->d_qk));
-    uint8_t *owned = calloc((size_t)in->num_slots, 1);
-    if (!in->custom_mask || !in->q || !in->kv || !owned ||
-        ibuf_alloc(&in->kv_indptr, B + 1, s->dtypes.kv_indptr) ||
-        ibuf_alloc(&in->kv_indices, z.sum_prefix, s->dtypes.kv_indices) ||
+    if (!in->custom_mask || !in->q || !in->kv || ibuf_alloc(&in->kv_indptr, B + 1, s->dtypes.kv_indptr) ||
+        ibuf_alloc(&in->kv_indices, z->sum_prefix, s->dtypes.kv_indices) ||
         ibuf_alloc(&in->qo_indptr, B + 1, s->dtypes.qo_indptr) ||
         ibuf_alloc(&in->out_cache_loc, in->tokens, s->dtypes.out_cache_loc) ||
-        ibuf_alloc(&in->mask_indptr, B + 1, s->dtypes.mask_indptr)) {
-        free(pages), free(owned);
-        goto oom;
-    }
+        ibuf_alloc(&in->mask_indptr, B + 1, s->dtypes.mask_indptr))
+        return -1;
+    return 0;
+}
+
+/* SGLang's indices: request b's key t lives in slot pages[first_page[b] + t / page] · page +
+ * t % page; its P prefix keys go to kv_indices, its T draft tokens' to out_cache_loc. A graph
+ * bucket's padding requests point every key at slot 0. Marks the slots a request owns in
+ * OWNED; nonzero when an index overflowed its buffer's width. */
+static int map_slots(vb_instance *in, const int64_t *pages, const int64_t *first_page, uint8_t *owned)
+{
+    const int T = in->draft, ps = in->page_size;
+    int64_t kvo = 0;
+    int overflow = 0;
     owned[0] = 1; /* the padding slot holds finite values */
-    int64_t kvo = 0, overflow = 0;
-    for (int b = 0; b < B; b++) {
-        int64_t P = in->prefix_len[b];
+    for (int b = 0; b < in->batch; b++) {
+        const int64_t P = in->prefix_len[b];
         overflow |= ibuf_set(&in->kv_indptr, b, kvo) | ibuf_set(&in->qo_indptr, b, (int64_t)b * T);
         for (int64_t t = 0; t < P + T; t++) {
             int64_t slot = 0;
-            if (b < v->batch) {
-                int ps = v->page_size;
+            if (b < in->live_batch) {
                 slot = pages[first_page[b] + t / ps] * ps + t % ps;
                 owned[slot] = 1;
             }
@@ -205,33 +198,35 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
         }
         kvo += P;
     }
-    overflow |= ibuf_set(&in->kv_indptr, B, kvo) | ibuf_set(&in->qo_indptr, B, (int64_t)B * T);
-    free(pages);
-    free(first_page);
-    first_page = NULL;
-    if (overflow || build_mask(in)) { /* check_sizes() above rules this out */
-        snprintf(why, why_len, "internal: an index did not fit its buffer");
-        free(owned);
-        vb_instance_free(in);
-        return -1;
-    }
+    return overflow | ibuf_set(&in->kv_indptr, in->batch, kvo) |
+           ibuf_set(&in->qo_indptr, in->batch, (int64_t)in->batch * T);
+}
+
+/* The slots no request owns, which the inputs fill with NaN so that a stray read shows: 0, or
+ * -1 when out of memory. */
+static int list_unused_slots(vb_instance *in, const uint8_t *owned)
+{
     for (int64_t i = 0; i < in->num_slots; i++)
         in->n_unused += !owned[i];
     in->unused_slots = malloc(sizeof *in->unused_slots * (size_t)(in->n_unused + 1));
-    if (!in->unused_slots) {
-        free(owned);
-        goto oom;
-    }
+    if (!in->unused_slots)
+        return -1;
     for (int64_t i = 0, k = 0; i < in->num_slots; i++)
         if (!owned[i])
             in->unused_slots[k++] = i;
-    free(owned);
-    /* Scores are sm_scale * q·k with q ~ U(-a, a), k ~ U(-A, A) over d_qk terms (A the KV
-     * amplitude): std = sm_scale * sqrt(d_qk) * a * A / 3, so a = 3 * std / (sm_scale * sqrt(d_qk) * A):
-     * the amplitude scales the values, not the scores. */
+    return 0;
+}
+
+/* q's amplitude per token and the cuRAND streams of q and the KV cache: 0, or -1 when out of
+ * memory. Scores are sm_scale * q·k with q ~ U(-a, a), k ~ U(-A, A) over d_qk terms (A the KV
+ * amplitude): std = sm_scale * sqrt(d_qk) * a * A / 3, so a = 3 * std / (sm_scale * sqrt(d_qk)
+ * * A): the amplitude scales the values, not the scores. */
+static int set_value_streams(const vb_scenario *s, const vb_variant *v, vb_instance *in)
+{
+    const int T = in->draft;
     in->q_amplitude = malloc(sizeof *in->q_amplitude * (size_t)in->tokens);
     if (!in->q_amplitude)
-        goto oom;
+        return -1;
     for (int64_t t = 0; t < in->tokens; t++) {
         int64_t keys = in->prefix_len[t / T] + T;
         in->q_amplitude[t] =
@@ -243,11 +238,46 @@ int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_
     in->kv_gen = (vb_gen_stream){vb_seed_mix(v->seed, STREAM_KV), in->num_slots * in->d_qk, in->num_slots * in->d_qk,
                                  &in->kv_amplitude};
     return 0;
-oom:
-    free(first_page);
-    snprintf(why, why_len, "batch: too little host memory for the inputs");
-    vb_instance_free(in);
-    return -1;
+}
+
+int vb_instance_build(const vb_scenario *s, const vb_variant *v, int bucket, vb_instance *in,
+                      char *why, size_t why_len)
+{
+    memset(in, 0, sizeof *in);
+    vb_instance_sizes z;
+    vb_instance_measure(v, bucket, &z);
+    if (check_sizes(s, &z, why, why_len))
+        return -1;
+    const int B = bucket > v->batch ? bucket : v->batch;
+    set_shape(s, v, B, in);
+    in->mask_bytes = z.mask_bytes;
+    in->prefix_len = malloc(sizeof *in->prefix_len * (size_t)B);
+    int64_t *first_page = malloc(sizeof *first_page * (size_t)v->batch), *pages = NULL, total_pages = 0;
+    uint8_t *owned = NULL;
+    int rc = -1; /* out of memory until the end */
+    if (!in->prefix_len || !first_page || vb_tree_copy(&in->tree, &v->tree))
+        goto done;
+    for (int b = 0; b < B; b++)
+        in->prefix_len[b] = b < v->batch ? v->prefix_len[b] : 1;
+    if (!(pages = assign_pages(v, in->draft, first_page, &total_pages)))
+        goto done;
+    in->num_slots = total_pages * v->page_size;
+    if (!(owned = calloc((size_t)in->num_slots, 1)) || alloc_buffers(s, &z, in))
+        goto done;
+    if (map_slots(in, pages, first_page, owned) || build_mask(in)) { /* check_sizes() rules this out */
+        snprintf(why, why_len, "internal: an index did not fit its buffer");
+        rc = -2;
+        goto done;
+    }
+    if (list_unused_slots(in, owned) == 0 && set_value_streams(s, v, in) == 0)
+        rc = 0;
+done:
+    free(first_page), free(pages), free(owned);
+    if (rc == -1)
+        snprintf(why, why_len, "batch: too little host memory for the inputs");
+    if (rc)
+        vb_instance_free(in);
+    return rc ? -1 : 0;
 }
 
 int vb_gen_host(const vb_gen_stream *g, uint16_t *out, char *why, size_t why_len)
