@@ -12,8 +12,10 @@ A, B, C, ...) and each gets its own table against A, so that several variants co
 A per round, not one per variant.
 
 Correctness is checked in every run as always; the exit code is the worst of the runs' (1 when
-a check failed in either build, 4 on a CUDA error), and a record whose status differs between
-the builds is listed whatever its time.
+a check failed in either build, 4 on a CUDA error, 128 + N for a run a signal stopped), and a
+record whose status differs between the builds is listed whatever its time. A run that did not
+finish (killed, leaving its checkpoint, or stopped by Ctrl-C) ends the runs there: the rounds
+every build finished are compared, and ab.json's "rounds" says how many.
 
 usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both]
                          [--timing hot|cold] -- ARGS...
@@ -145,14 +147,34 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
         print(f"{tag}: {label} round {i}: {binary}", file=sys.stderr, flush=True)
         with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
             rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
+        rc = 128 - rc if rc < 0 else rc  # killed by a signal: the shell's number for it
         worst = max(worst, rc)
         if not os.path.exists(path):
             raise RunError(f"{binary} exited {rc} and wrote no {path}")
+        if not finished(path):
+            # A checkpoint (killed) or a run stopped by a signal: its records are a part of
+            # the scenarios, and so is its round. Keep the rounds every build finished.
+            for s in runs:
+                del runs[s][i - first:]
+            print(f"{tag}: {label} round {i} did not finish (exit {rc}; {path} is incomplete): "
+                  f"{'no round' if i == first else f'rounds {first}-{i - 1}'} compared", file=sys.stderr)
+            if i == first:
+                raise RunError(f"{path}: the run did not finish (exit {rc}), so no round is whole")
+            break
         try:
             runs[side].append(records(path, modes, timing))
         except (ValueError, KeyError) as e:
             raise RunError(f"{path}: {e}") from e
     return worst, runs
+
+
+def finished(path):
+    """Whether a results file is a whole run: not a checkpoint and not stopped by a signal."""
+    try:
+        with open(path) as f:
+            return json.load(f).get("complete", True) is not False
+    except (OSError, ValueError):
+        return True  # unreadable: records() says why
 
 
 def main(argv):
@@ -197,7 +219,7 @@ def main(argv):
         if means:
             print(format_geomeans(means, side.upper()))
     with open(os.path.join(outdir, "ab.json"), "w") as f:
-        json.dump({"a": bins[0], "b": bins[1], "rounds": opt.rounds, "timing": opt.timing, "args": args,
+        json.dump({"a": bins[0], "b": bins[1], "rounds": len(runs["a"]), "rounds_planned": opt.rounds, "timing": opt.timing, "args": args,
                    "rows": builds[0]["rows"],
                    "geomeans": builds[0]["geomeans"], "builds": builds}, f, indent=1)
     return worst

@@ -14,6 +14,10 @@ import tempfile
 
 script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "ab_runs.py")
 
+spec = importlib.util.spec_from_file_location("ab_runs", script)
+ab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ab)
+
 FAKE = r'''#!/usr/bin/env python3
 import json, os, sys
 side, log = sys.argv[1], sys.argv[2]
@@ -26,7 +30,8 @@ n = int(os.path.basename(path).split("_")[1].split(".")[0])  # this build's roun
 # C: k1 80, 82 (0.8 of A), k2 and k3 as A.
 times = {"a": {"k1": [100.0, 102.0], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
          "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]},
-         "c": {"k1": [80.0, 81.6], "k2": [50.0, 50.0], "k3": [10.0, 10.0]}}[side]
+         "c": {"k1": [80.0, 81.6], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
+         "d": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [10.0, 10.0]}}[side]
 recs = []
 for k, t in times.items():
     for mode in ("eager", "graph"):
@@ -36,6 +41,10 @@ for k, t in times.items():
                                 else {"samples": 0},
                                 "cold": {"samples": 10, "median_us": 2 * t[n - 1]} if ok else {}}})
 json.dump({"schema": "verifybench.results/1", "scenarios": [{"name": "s", "records": recs}]}, open(path, "w"))
+if side == "d" and n == 2:  # killed in its second round, leaving a checkpoint
+    json.dump({"schema": "verifybench.results/1", "complete": False, "scenarios": [{"name": "s", "records": recs[:1]}]},
+              open(path, "w"))
+    os.kill(os.getpid(), 9)
 print("the run's own table")
 sys.exit(1 if side == "b" else 0)
 '''
@@ -43,7 +52,7 @@ sys.exit(1 if side == "b" else 0)
 with tempfile.TemporaryDirectory() as d:
     log = os.path.join(d, "calls.log")
     bins = {}
-    for side in ("a", "b", "c"):
+    for side in ("a", "b", "c", "d"):
         bins[side] = os.path.join(d, f"build_{side}")
         with open(bins[side], "w") as f:
             f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'fake.py')} {side} {log} \"$@\"\n")
@@ -111,10 +120,24 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out, "--timing", "warm", "--"],
                        capture_output=True, text=True)
     assert p.returncode != 0 and "invalid choice" in p.stderr, p.stderr
+    # A build killed in round 2 leaves a checkpoint: round 2 is dropped for every build, round 1
+    # is compared, the exit code is the kill's (128 + 9) and ab.json says one round.
+    out4 = os.path.join(d, "killed")
+    p = subprocess.run([sys.executable, script, bins["a"], bins["d"], out4, "--rounds", "3", "--"],
+                       capture_output=True, text=True)
+    assert p.returncode == 137, (p.returncode, p.stderr)
+    assert "B round 2 did not finish (exit 137" in p.stderr and "rounds 1-1 compared" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(out4, "a_3.json")), "no run after the kill"
+    ab4 = json.load(open(os.path.join(out4, "ab.json")))
+    rows = {r["kernel"]: r for r in ab4["rows"]}
+    assert ab4["rounds"] == 1 and rows["k1"]["b_us"] == 90.0 and rows["k1"]["b_range"] == [90.0, 90.0], ab4
+    # Killed in the first round it runs: no round is whole, which is an error, not a table.
+    try:
+        ab.run_builds([bins["d"], bins["a"]], os.path.join(d, "killed1"), 2, [], first=2)
+        raise AssertionError("a round killed before any finished must raise")
+    except ab.RunError as e:
+        assert "did not finish (exit 137)" in str(e), e
 # The geometric mean over several records of a kernel: (0.5 * 2 * 1.0) ** (1/3) = 1, and modes apart.
-spec = importlib.util.spec_from_file_location("ab_runs", script)
-ab = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ab)
 rows = [{"kernel": "k", "mode": "graph", "ratio": x} for x in (0.5, 2.0, 1.0)] + \
        [{"kernel": "k", "mode": "eager", "ratio": 0.81}, {"kernel": "k", "mode": "eager", "ratio": 0.64},
         {"kernel": "k", "mode": "eager"}]  # untimed: not counted
