@@ -35,6 +35,9 @@ import string
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_file  # noqa: E402  (the schema check and whether a run is whole, shared)
+
 USAGE = ("usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both] "
          "[--timing hot|cold] -- ARGS...")
 MAX_BUILDS = 8
@@ -171,8 +174,7 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
 def finished(path):
     """Whether a results file is a whole run: not a checkpoint and not stopped by a signal."""
     try:
-        with open(path) as f:
-            return json.load(f).get("complete", True) is not False
+        return results_file.incomplete(results_file.load(path)) is None
     except (OSError, ValueError):
         return True  # unreadable: records() says why
 

@@ -18,7 +18,11 @@ usage: scripts/headline_table.py RESULTS.json --sglang DUMP --builtin DUMP
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_file  # noqa: E402  (the schema check and whether a run is whole, shared)
 
 # (label, scenario name): the shapes of issues 7 and 8, as the README names them.
 SHAPES = [
@@ -119,10 +123,10 @@ def main():
     ap.add_argument("--builtin", required=True, help="the builtin re-implementation's dump (triton_baseline.json)")
     a = ap.parse_args()
     try:
-        with open(a.results) as f:
-            res = json.load(f)
-        if res.get("schema") != "verifybench.results/1":
-            raise ValueError(f"{a.results}: not a verifybench results file (schema verifybench.results/1)")
+        res = results_file.load(a.results)
+        cut = results_file.incomplete(res)
+        if cut:
+            raise ValueError(f"{a.results}: complete: false ({cut}): the headline table needs a whole run")
         sglang, sglang_name = baseline_times(a.sglang)
         builtin, builtin_name = baseline_times(a.builtin)
         by_name = {s["name"]: s for s in res.get("scenarios", [])}

@@ -17,6 +17,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_file  # noqa: E402  (the schema check and whether a run is whole, shared)
+
 
 def floor_of(hot, wgmma_tflops):
     """The harness's floor (result.c), derived as `verifybench report` derives it, so that files
@@ -141,22 +144,23 @@ def main():
     except ImportError:
         sys.exit("plot_results.py: needs matplotlib (pip install matplotlib)")
     try:
-        with open(a.results) as f:
-            results = json.load(f)
+        results = results_file.load(a.results)
         dump = None
         if a.baseline:
             with open(a.baseline) as f:
                 dump = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"plot_results.py: {e}")
-    if results.get("schema") != "verifybench.results/1":
-        sys.exit(f"plot_results.py: {a.results}: not a verifybench.results/1 file")
     pts = load_points(results, a.mode)
     if not pts:
         sys.exit(f"plot_results.py: {a.results}: no timed scenario with one prefix length per request")
     os.makedirs(a.out, exist_ok=True)
     gpu = (results.get("gpu") or {}).get("name") or "no GPU"
     tag = f"{gpu}, commit {results['tool']['commit']}, {results['date'][:10]}, {a.mode} replay"
+    cut = results_file.incomplete(results)
+    if cut:  # drawn, but never mistaken for a whole run
+        tag += f"; INCOMPLETE: {cut}"
+        print(f"plot_results.py: {a.results}: complete: false ({cut}): the figures say so", file=sys.stderr)
     plot_times(plt, pts, os.path.join(a.out, "time_vs_context.png"), f"verify attention time vs context ({tag})")
     written = ["time_vs_context.png"]
     if dump:

@@ -24,7 +24,7 @@ for f in results.json summary.md proof.log logs.tgz; do
 done
 [ -d "$dst" ] || fail "$dst: no such directory"
 # A run cut short by a signal, or a checkpoint of one that never finished, is not a result set.
-cut=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("" if d.get("complete", True) else "interrupted by %s" % d["interrupted_by"] if d.get("interrupted_by") else "a checkpoint of an unfinished run")' "$src/results.json") ||
+cut=$(python3 "$(dirname "$0")/results_file.py" --incomplete "$src/results.json") ||
     fail "$src/results.json: not a results file"
 [ -z "$cut" ] || fail "$src/results.json: complete: false ($cut): run the configs stage again"
 builtin="$dst/triton_baseline.json"

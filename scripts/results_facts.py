@@ -20,6 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_file  # noqa: E402
 from headline_table import SHAPES  # noqa: E402
 
 # (slower, faster): a record where the first kernel's median is above the second's is listed.
@@ -98,7 +99,8 @@ def facts(results, old=None):
     gpu = results.get("gpu") or {}
     run = {"gpu": gpu.get("name"), "driver": gpu.get("driver"), "date": results.get("date"),
            "commit": (results.get("tool") or {}).get("commit"), "ceilings": ceil,
-           "complete": results.get("complete", True), "interrupted_by": results.get("interrupted_by")}
+           "complete": results.get("complete", True), "interrupted_by": results.get("interrupted_by"),
+           "incomplete": results_file.incomplete(results)}
     if old is not None:
         old_read = (old.get("ceilings") or {}).get("read_gbps")
         if old_read and ceil.get("read_gbps"):
@@ -126,9 +128,8 @@ def print_text(f):
     run = f["run"]
     c = run["ceilings"]
     print(f"run: {run['gpu']}, driver {run['driver']}, {run['date']}, commit {run['commit']}")
-    if not run["complete"]:
-        why = f"interrupted by {run['interrupted_by']}" if run["interrupted_by"] else "a checkpoint of an unfinished run"
-        print(f"INCOMPLETE: {why}: not a whole run")
+    if run["incomplete"]:
+        print(f"INCOMPLETE: {run['incomplete']}: not a whole run")
     line = (f"ceilings: read {c.get('read_gbps', 0):.0f} GB/s, mma.sync {c.get('mma_bf16_tflops', 0):.0f} TFLOP/s"
             + (f", wgmma {c['wgmma_bf16_tflops']:.0f} TFLOP/s" if c.get("wgmma_bf16_tflops") else ""))
     if "read_vs_old" in run:

@@ -103,9 +103,14 @@ with tempfile.TemporaryDirectory() as d:
     assert "| **19.5 µs** |" not in rows["bs 1 × 1"] and "| **17.6 µs** |" in rows["bs 1 × 1"], rows["bs 1 × 1"]
 
     p = run(paths["bad.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
-    assert p.returncode == 2 and "not a verifybench results file" in p.stderr, p.stderr
+    assert p.returncode == 2 and "not a verifybench.results/1 file" in p.stderr, p.stderr
     p = run(paths["r.json"], "--sglang", paths["r.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "not a Triton baseline dump" in p.stderr, p.stderr
     p = run(paths["short.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "no scenario" in p.stderr, p.stderr
+    # A run stopped early is refused even when it reached every shape: the table is a whole run's.
+    with open(paths["short.json"], "w") as f:
+        json.dump(dict(res, complete=False, interrupted_by="SIGINT"), f)
+    p = run(paths["short.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
+    assert p.returncode == 2 and "complete: false (interrupted by SIGINT)" in p.stderr, p.stderr
 print("headline_table: the table as measured, shares, bold, baselines by scenario; foreign files refused")

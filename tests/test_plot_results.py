@@ -43,6 +43,10 @@ with tempfile.TemporaryDirectory() as d:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n", name
     p = subprocess.run([sys.executable, script, paths["bad.json"], "--out", out], capture_output=True, text=True)
     assert p.returncode != 0 and "not a verifybench.results/1 file" in p.stderr, p.stderr
+    # A checkpoint is drawn, and the warning says the figures are marked.
+    json.dump(dict(res, complete=False), open(paths["r.json"], "w"))
+    p = subprocess.run([sys.executable, script, paths["r.json"], "--out", out], capture_output=True, text=True)
+    assert p.returncode == 0 and "complete: false (a checkpoint of an unfinished run)" in p.stderr, p.stderr
 # The figure's title names the baseline the way the speedup tables do.
 sys.path.insert(0, os.path.dirname(script))
 import plot_results  # noqa: E402
