@@ -6,7 +6,9 @@ change a token?
 
 BASE (a git revision, default HEAD) is built from `git archive` into OUT/base-<commit>/ with
 the new build's meson options (gpu_archs, buildtype) and VB_COMMIT naming it; a base already
-built there is reused, since a commit's tree never changes. The new side is the build
+built there is reused, since a commit's tree never changes (--base-src DIR builds a tree
+unpacked elsewhere instead, for a copy of the repository without git history; --base-bin takes
+a build as it is). The new side is the build
 directory (default build/, brought up to date with ninja first), so the usual loop is: edit a
 kernel, run this, read the verdict against HEAD. For a branch: `scripts/regress.py main`.
 
@@ -43,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ab_runs  # noqa: E402  (the interleaved runs, shared)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-USAGE = ("scripts/regress.py [BASE] [--build DIR | --new-bin BIN] [--base-bin BIN] [--rounds N] "
+USAGE = ("scripts/regress.py [BASE] [--build DIR | --new-bin BIN] [--base-bin BIN | --base-src DIR] [--rounds N] "
          "[--threshold PCT] [--gpu-archs A,B] [--out DIR] [--markdown FILE] [--all] [-- VERIFYBENCH_ARGS...]")
 REGRESSIONS = ("SLOWER", "BROKEN", "TOKENS")
 ORDER = ("BROKEN", "TOKENS", "SLOWER", "fixed", "FASTER", "old only", "new only", "same", "untimed")
@@ -100,26 +102,34 @@ def declared(src, option):
     return os.path.exists(path) and re.search(rf"option\(\s*'{re.escape(name)}'", open(path).read()) is not None
 
 
-def build_base(commit, out, options):
-    """verifybench built from COMMIT's tree under OUT/base-<commit>/, or the one built there
-    before with the same options."""
-    home = os.path.join(out, f"base-{commit[:12]}")
-    binary = os.path.join(home, "build", "verifybench")
-    stamp = os.path.join(home, "built-with")
-    want = "\n".join([commit, *options]) + "\n"
-    if os.access(binary, os.X_OK) and os.path.exists(stamp) and open(stamp).read() == want:
-        say(f"base {commit[:12]}: reusing {binary}")
-        return binary
-    shutil.rmtree(home, ignore_errors=True)
-    src = os.path.join(home, "src")
+def unpack(commit, src):
+    """COMMIT's tree into SRC, from git archive."""
     os.makedirs(src)
-    say(f"base {commit[:12]}: building in {home} ({' '.join(options) or 'default options'})")
     archive = subprocess.Popen(["git", "-C", REPO, "archive", "--format=tar", commit], stdout=subprocess.PIPE)
     untar = subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout)
     archive.stdout.close()
     if archive.wait() != 0 or untar.returncode != 0:
         raise Failure(f"could not unpack {commit[:12]}'s tree into {src}")
-    env = dict(os.environ, VB_COMMIT=commit[:12])  # the archive has no git metadata to describe
+
+
+def build_base(name, home, options, src=None):
+    """verifybench built under HOME from the source tree SRC (default: NAME, a commit, unpacked
+    into HOME/src), or the one built there before from the same tree and options. NAME is what
+    the binary says it was built from (VB_COMMIT)."""
+    binary = os.path.join(home, "build", "verifybench")
+    stamp = os.path.join(home, "built-with")
+    want = "\n".join([name, src or "git archive", *options]) + "\n"
+    if os.access(binary, os.X_OK) and os.path.exists(stamp) and open(stamp).read() == want:
+        say(f"base {name}: reusing {binary}")
+        return binary
+    shutil.rmtree(home, ignore_errors=True)
+    say(f"base {name}: building in {home} ({' '.join(options) or 'default options'})")
+    if src is None:
+        src = os.path.join(home, "src")
+        unpack(name, src)
+    else:
+        os.makedirs(home)
+    env = dict(os.environ, VB_COMMIT=name)  # the tree has no git metadata of its own to describe
     options = [o for o in options if declared(src, o)]
     run(["meson", "setup", os.path.join(home, "build"), src, *options], env=env)
     run(["ninja", "-C", os.path.join(home, "build"), "verifybench"], env=env)
@@ -256,6 +266,9 @@ def parse(argv):
                     help="the new side's meson build directory, rebuilt first (default build/)")
     ap.add_argument("--new-bin", metavar="BIN", help="the new side's verifybench, used as it is (no build)")
     ap.add_argument("--base-bin", metavar="BIN", help="the base's verifybench, used as it is (BASE is then only its name)")
+    ap.add_argument("--base-src", metavar="DIR",
+                    help="the base's source tree, built here (BASE is then only its name): for a machine whose "
+                         "copy of the repository has no git history, given a tree unpacked from git archive")
     ap.add_argument("--rounds", type=int, metavar="N", default=2, help="runs of each build, interleaved (default 2)")
     ap.add_argument("--threshold", type=float, metavar="PCT", default=5.0, help="percent a timing change must exceed (default 5)")
     ap.add_argument("--gpu-archs", metavar="A,B", help="the base's gpu_archs (default: the new build's)")
@@ -268,6 +281,8 @@ def parse(argv):
         ap.error("--rounds must be at least 1")
     if opt.threshold < 0:
         ap.error("--threshold must not be negative")
+    if opt.base_bin and opt.base_src:
+        ap.error("--base-bin and --base-src both name the base: give one")
     if "--json" in opt.args:
         ap.error("the runs' --json files are regress's own (OUT/runs/); leave --json out of VERIFYBENCH_ARGS")
     return opt
@@ -286,13 +301,19 @@ def prepare(opt):
         if not os.access(b, os.X_OK):
             raise Failure(f"{b}: not an executable")
     if opt.base_bin:
-        base_bin, base_name = opt.base_bin, opt.base
+        return opt.base_bin, opt.base, new_bin, version_of(new_bin)
+    options = build_options(opt.build) if not opt.new_bin else []
+    if opt.gpu_archs:
+        options = [o for o in options if not o.startswith("-Dgpu_archs=")] + [f"-Dgpu_archs={opt.gpu_archs}"]
+    if opt.base_src:
+        src = os.path.abspath(opt.base_src)
+        if not os.path.isfile(os.path.join(src, "meson.build")):
+            raise Failure(f"{opt.base_src}: not a verifybench source tree (no meson.build)")
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", opt.base)
+        base_bin, base_name = build_base(name, os.path.join(out, f"base-src-{name}"), options, src), name
     else:
-        commit = commit_of(opt.base)
-        options = build_options(opt.build) if not opt.new_bin else []
-        if opt.gpu_archs:
-            options = [o for o in options if not o.startswith("-Dgpu_archs=")] + [f"-Dgpu_archs={opt.gpu_archs}"]
-        base_bin, base_name = build_base(commit, out, options), commit[:12]
+        commit = commit_of(opt.base)[:12]
+        base_bin, base_name = build_base(commit, os.path.join(out, f"base-{commit}"), options), commit
     return base_bin, base_name, new_bin, version_of(new_bin)
 
 

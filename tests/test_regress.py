@@ -7,7 +7,9 @@
   by the real `verifybench compare`): a slowdown in both rounds is SLOWER, one in one round only
   is "same (mixed)", a speed-up in both is FASTER, and both rounds ran;
 - a run that gives no verdict (a missing scenario file) and an unknown revision exit 2;
-- the base built from git (sm_80 only, to keep it short) names its commit, and is reused.
+- the base built from git (sm_80 only, to keep it short) names its commit, and is reused; the
+  same tree given as a directory (--base-src) is built and named as told;
+- --base-src without a source tree, or with --base-bin, exits 2.
 usage: test_regress.py VERIFYBENCH"""
 import importlib.util
 import json
@@ -135,6 +137,10 @@ with tempfile.TemporaryDirectory() as d:
     p = call("no-such-revision-anywhere", "--new-bin", vb, "--out", os.path.join(d, "rev"), "--", tiny, expect=2)
     assert "not a commit" in p.stderr, p.stderr
     call("--new-bin", vb, "--", tiny, "--json", "x.json", expect=2)
+    p = call("x", "--base-src", d, "--new-bin", vb, "--out", os.path.join(d, "nosrc"), "--", tiny, expect=2)
+    assert "not a verifybench source tree" in p.stderr, p.stderr
+    p = call("x", "--base-src", d, "--base-bin", vb, "--new-bin", vb, "--", tiny, expect=2)
+    assert "give one" in p.stderr, p.stderr
 
     # The base built from git: only where this is a git checkout with the build tools.
     head = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -149,5 +155,13 @@ with tempfile.TemporaryDirectory() as d:
         assert f"(commit {head.stdout.strip()[:12]})" in version, version
         p = call(*args, expect=0)
         assert "reusing" in p.stderr, p.stderr
+        # The same tree given as a directory (as on a machine without the git history), named.
+        src = os.path.join(out, f"base-{head.stdout.strip()[:12]}", "src")
+        out2 = os.path.join(d, "from-src")
+        call("tree-1", "--base-src", src, "--new-bin", vb, "--gpu-archs", "80", "--out", out2, "--", tiny, "-q",
+             "--no-gpu", expect=0)
+        version = subprocess.run([os.path.join(out2, "base-src-tree-1", "build", "verifybench"), "--version"],
+                                 capture_output=True, text=True).stdout
+        assert "(commit tree-1)" in version, version
 
 print("regress: rounds' rule, no-GPU verdicts, planted bug, timed SLOWER/mixed/FASTER, no-verdict exits, base build")
