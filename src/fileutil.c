@@ -91,6 +91,12 @@ void vb_json_str(const cJSON *obj, const char *key, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
+static int vb_is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int vb_path_replaceable(const char *path)
 {
     struct stat st;
@@ -101,8 +107,7 @@ int vb_output_open(vb_output *o, const char *path, char *why, size_t why_len)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->path, sizeof o->path, "%s", path);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (vb_is_directory(path)) {
         snprintf(why, why_len, "%s: cannot write: %s", path, strerror(EISDIR));
         return -1;
     }
@@ -116,6 +121,18 @@ int vb_output_open(vb_output *o, const char *path, char *why, size_t why_len)
         snprintf(why, why_len, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+int vb_output_probe(const char *path, char *why, size_t why_len)
+{
+    if (!vb_path_replaceable(path) && !vb_is_directory(path))
+        return 0;
+    vb_output o;
+    if (vb_output_open(&o, path, why, why_len))
+        return -1;
+    fclose(o.f);
+    remove(o.tmp);
     return 0;
 }
 

@@ -31,6 +31,11 @@ typedef struct vb_output {
 int vb_path_replaceable(const char *path);
 /* 0, or -1 with "path: cannot write: reason" in why. */
 int vb_output_open(vb_output *o, const char *path, char *why, size_t why_len);
+/* Whether path can be written as vb_output_open would, tried now (its temporary file made and
+ * removed; a device or pipe is left alone, since opening one may block or consume): 0, or -1
+ * with open's reason in why. So that a run told to write where it cannot stops before it
+ * starts, not after an hour on the GPU. */
+int vb_output_probe(const char *path, char *why, size_t why_len);
 /* Flushes, checks every write, closes and renames; 0, or -1 with "path: reason" in why (the
  * temporary file is removed and path left as it was). */
 int vb_output_close(vb_output *o, char *why, size_t why_len);

@@ -515,6 +515,22 @@ static int exit_code(const run_ctx *x)
     return x->bad_input ? VB_EXIT_INPUT : VB_EXIT_OK;
 }
 
+/* 1 when a file the run was told to write cannot be (no such directory, no permission): said
+ * now, before any scenario runs, rather than found out when the run ends. */
+static int outputs_unwritable(const vb_cli *cli)
+{
+    const char *paths[] = {cli->json_path, cli->csv_path, cli->markdown_path, cli->speedup_path};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        char why[1200];
+        if (paths[i] && vb_output_probe(paths[i], why, sizeof why)) {
+            fprintf(stderr, "verifybench: %s (nothing was run)\n", why);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
 static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
 {
     run_ctx x;
@@ -526,8 +542,10 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
     stamp_results(&x.results);
     if (select_kernels(&x))
         return VB_EXIT_INPUT;
-    if (vb_baselines_read(cli, x.baselines))
+    if (outputs_unwritable(cli) || vb_baselines_read(cli, x.baselines)) {
+        vb_results_free(&x.results);
         return VB_EXIT_INPUT;
+    }
     if (cli->no_gpu)
         snprintf(x.results.gpu.skipped_reason, sizeof x.results.gpu.skipped_reason, "--no-gpu");
     else

@@ -205,7 +205,13 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "'%s' report $VB_T/vb_cli.json >/dev/full 2>/dev/null", exe);
     st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-    CHECK(vb("--json /tmp/no_such_dir/x.json tiny.json -q --no-gpu") == 2 && strstr(err, "cannot write: No such file"));
+    /* ... and one it cannot write is said before anything runs, not at the end of the run. */
+    CHECK(vb("--json /tmp/no_such_dir/x.json tiny.json -q --no-gpu") == 2 && strstr(err, "cannot write: No such file") &&
+          strstr(err, "(nothing was run)") && out[0] == '\0');
+    CHECK(vb("--csv /tmp --markdown $VB_T/vb_cli_probe.md tiny.json -q --no-gpu") == 2 &&
+          strstr(err, "/tmp: cannot write: Is a directory (nothing was run)") && out[0] == '\0' &&
+          system("ls $VB_T/vb_cli_probe.md* >/dev/null 2>&1") != 0); /* the probe left nothing behind */
+    CHECK(vb("--json /dev/null tiny.json -q --no-gpu") == 0); /* a device is written, never probed */
     /* Directories, pipes and binary files get the right reason, or are read. */
     CHECK(vb("validate /tmp") == 2 && strstr(err, "/tmp: cannot read: Is a directory"));
     CHECK(vb("validate /dev/stdin < tiny.json") == 0 && strstr(out, "2 scenarios valid"));
