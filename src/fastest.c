@@ -102,7 +102,8 @@ static int fit_kernels(const vb_results *r, vb_fastest *x)
     x->one_for_all = -1;
     for (int i = 0; i < x->n_kernels; i++)
         x->kernels[i].geomean = exp(x->kernels[i].geomean / x->kernels[i].shapes);
-    qsort(x->kernels, (size_t)x->n_kernels, sizeof *x->kernels, by_wins);
+    if (x->n_kernels) /* qsort wants an array, even of none */
+        qsort(x->kernels, (size_t)x->n_kernels, sizeof *x->kernels, by_wins);
     for (int i = 0; i < x->n_kernels; i++)
         if (x->kernels[i].shapes == x->n_picks &&
             (x->one_for_all < 0 || x->kernels[i].geomean < x->kernels[x->one_for_all].geomean))
