@@ -1,5 +1,5 @@
-/* The kernel registry. Adding a kernel: one file in kernels/ that defines a vb_kernel, and
- * one line in the table below. */
+/* The kernel registry. Adding a kernel: one file in kernels/ that defines a vb_kernel (listed in
+ * meson.build's kernel sources), its extern line and its row in the table below. */
 #include <stddef.h>
 
 #include "verify_attn.h"
