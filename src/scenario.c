@@ -676,16 +676,14 @@ static void value_label(const cJSON *v, char *out, size_t n)
     }
 }
 
-static int expand_sweep(parse_ctx *c, const cJSON *obj, const char *default_name, vb_scenario_list *out)
+enum { MAX_AXES = 8, MAX_COMBINATIONS = 4096 };
+
+/* A sweep's axes: each a scenario key (dotted for a nested field) with a non-empty list of
+ * values. Fills axes and sizes; returns the number of axes, or -1 after saying why. */
+static int read_axes(parse_ctx *c, const cJSON *sweep, const cJSON **axes, int *sizes, int *combinations)
 {
-    const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(obj, "sweep");
-    if (!cJSON_IsObject(sweep) || !sweep->child) {
-        perr(c, "sweep", "expected an object of axes, each a non-empty list of values");
-        return -1;
-    }
-    enum { MAX_AXES = 8 };
-    const cJSON *axes[MAX_AXES];
-    int naxes = 0, sizes[MAX_AXES], total = 1;
+    int naxes = 0;
+    *combinations = 1;
     for (const cJSON *a = sweep->child; a; a = a->next) {
         char p[256];
         join(p, sizeof p, "sweep", a->string);
@@ -708,12 +706,48 @@ static int expand_sweep(parse_ctx *c, const cJSON *obj, const char *default_name
         }
         axes[naxes] = a;
         sizes[naxes] = cJSON_GetArraySize(a);
-        total *= sizes[naxes++];
-        if (total > 4096) {
-            perr(c, "sweep", "more than 4096 combinations");
+        *combinations *= sizes[naxes++];
+        if (*combinations > MAX_COMBINATIONS) {
+            perr(c, "sweep", "more than %d combinations", MAX_COMBINATIONS);
             return -1;
         }
     }
+    return naxes;
+}
+
+/* Combination COMBO of the axes (the last axis varies fastest) written into ONE, and its
+ * name, "stem/axis=value,axis=value", into name. The axes are set last to first, so where two
+ * overlap ("batch" and "batch.size") the one written first in the file wins. */
+static void apply_combination(cJSON *one, const char *stem, const cJSON *const *axes, const int *sizes, int naxes,
+                              int combo, char *name, size_t name_len)
+{
+    int idx[MAX_AXES];
+    for (int a = naxes - 1, rest = combo; a >= 0; a--) {
+        idx[a] = rest % sizes[a];
+        rest /= sizes[a];
+        set_path(one, axes[a]->string, cJSON_GetArrayItem(axes[a], idx[a]));
+    }
+    snprintf(name, name_len, "%s/", stem);
+    for (int a = 0; a < naxes; a++) {
+        char label[64];
+        size_t len = strlen(name);
+        value_label(cJSON_GetArrayItem(axes[a], idx[a]), label, sizeof label);
+        snprintf(name + len, name_len - len, "%s%s=%s", a ? "," : "", axes[a]->string, label);
+    }
+}
+
+static int expand_sweep(parse_ctx *c, const cJSON *obj, const char *default_name, vb_scenario_list *out)
+{
+    const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(obj, "sweep");
+    if (!cJSON_IsObject(sweep) || !sweep->child) {
+        perr(c, "sweep", "expected an object of axes, each a non-empty list of values");
+        return -1;
+    }
+    const cJSON *axes[MAX_AXES];
+    int sizes[MAX_AXES], total;
+    const int naxes = read_axes(c, sweep, axes, sizes, &total);
+    if (naxes < 0)
+        return -1;
     cJSON *base = cJSON_Duplicate(obj, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(base, "sweep");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "name");
@@ -723,27 +757,12 @@ static int expand_sweep(parse_ctx *c, const cJSON *obj, const char *default_name
     for (int combo = 0; combo < total; combo++) {
         cJSON *one = cJSON_Duplicate(base, 1);
         char sname[VB_NAME_MAX];
-        int rest = combo;
-        snprintf(sname, sizeof sname, "%s/", stem);
-        for (int a = naxes - 1; a >= 0; a--) { /* the last axis varies fastest */
-            set_path(one, axes[a]->string, cJSON_GetArrayItem(axes[a], rest % sizes[a]));
-            rest /= sizes[a];
-        }
-        for (int a = 0; a < naxes; a++) {
-            int idx = combo;
-            for (int b = naxes - 1; b > a; b--)
-                idx /= sizes[b];
-            char label[64];
-            size_t len = strlen(sname);
-            value_label(cJSON_GetArrayItem(axes[a], idx % sizes[a]), label, sizeof label);
-            snprintf(sname + len, sizeof sname - len, "%s%s=%s", a ? "," : "", axes[a]->string, label);
-        }
+        apply_combination(one, stem, axes, sizes, naxes, combo, sname, sizeof sname);
         cJSON_AddStringToObject(one, "name", sname);
         vb_scenario s;
-        parse_ctx sub = {c->file, 0};
         char file_tag[300];
         snprintf(file_tag, sizeof file_tag, "%s: sweep %s", c->file, sname);
-        sub.file = file_tag;
+        parse_ctx sub = {file_tag, 0};
         if (parse_scenario(&sub, one, sname, &s) == 0)
             list_push(out, &s);
         else
