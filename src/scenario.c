@@ -232,25 +232,14 @@ static int parse_model(parse_ctx *c, const cJSON *root, vb_scenario *s)
     return c->errors == e0 ? 0 : -1;
 }
 
-static int parse_tree(parse_ctx *c, const cJSON *t, const char *path, uint64_t seed, vb_variant *v)
+static const char *const tree_presets[] = {"chain", "eagle", "ddtree", "explicit", NULL};
+
+/* A key the chosen preset would ignore is an error, so that a mistyped tree is not silently
+ * another one. */
+static void check_preset_keys(parse_ctx *c, const cJSON *t, const char *path, int preset)
 {
-    static const char *const keys[] = {"preset", "nodes", "topk", "depth", "seed", "parents",
-                                       "accept_prob", NULL};
-    static const char *const presets[] = {"chain", "eagle", "ddtree", "explicit", NULL};
-    /* Which keys each preset takes, so a key that would be ignored is an error instead. */
     static const char *const takes[][5] = {{"nodes"}, {"nodes", "topk", "depth", "seed"},
                                            {"nodes", "seed"}, {"parents"}};
-    int e0 = c->errors, preset = 2;
-    char p[256];
-    if (want_object(c, t, path))
-        check_keys(c, t, path, keys);
-    else
-        t = NULL;
-    const cJSON *parents = t ? cJSON_GetObjectItemCaseSensitive(t, "parents") : NULL;
-    get_enum(c, t, path, "preset", presets, parents ? 3 : 2, &preset);
-    get_num(c, t, path, "accept_prob", 0.0, 1.0, 0.7, &v->accept_prob);
-    if (c->errors != e0)
-        return -1;
     for (const cJSON *it = t ? t->child : NULL; it; it = it->next) {
         if (!strcmp(it->string, "preset") || !strcmp(it->string, "accept_prob"))
             continue;
@@ -258,15 +247,62 @@ static int parse_tree(parse_ctx *c, const cJSON *t, const char *path, uint64_t s
         for (int k = 0; k < 5 && takes[preset][k]; k++)
             ok |= !strcmp(it->string, takes[preset][k]);
         if (!ok) {
+            char p[256];
             join(p, sizeof p, path, it->string);
-            perr(c, p, "the %s preset does not take this key", presets[preset]);
+            perr(c, p, "the %s preset does not take this key", tree_presets[preset]);
         }
     }
+}
+
+/* An explicit tree: tree.parents lists each node's parent (-1: the root). 0, or -1 after saying
+ * which entry is wrong and why (out of range, a cycle, ...). */
+static int parse_parents(parse_ctx *c, const cJSON *parents, const char *path, vb_variant *v)
+{
+    char p[256];
+    join(p, sizeof p, path, "parents");
+    if (!cJSON_IsArray(parents) || cJSON_GetArraySize(parents) < 1 || cJSON_GetArraySize(parents) > VB_MAX_NODES) {
+        perr(c, p, "expected a list of 1 to %d parent indices", VB_MAX_NODES);
+        return -1;
+    }
+    int par[VB_MAX_NODES], n = 0, e0 = c->errors, bad;
+    for (const cJSON *it = parents->child; it; it = it->next, n++) {
+        char pi[280];
+        int64_t x = 0;
+        snprintf(pi, sizeof pi, "%s[%d]", p, n);
+        as_int(c, it, pi, -1, VB_MAX_NODES, &x);
+        par[n] = (int)x;
+    }
+    if (c->errors != e0)
+        return -1;
+    char why[200];
+    const int rc = vb_tree_from_parents(par, n, &v->tree, &bad, why, sizeof why);
+    if (rc > 0) {
+        char pi[280];
+        snprintf(pi, sizeof pi, "%s[%d]", p, bad);
+        perr(c, pi, "%s", why);
+    }
+    return rc ? -1 : 0;
+}
+
+static int parse_tree(parse_ctx *c, const cJSON *t, const char *path, uint64_t seed, vb_variant *v)
+{
+    static const char *const keys[] = {"preset", "nodes", "topk", "depth", "seed", "parents",
+                                       "accept_prob", NULL};
+    int e0 = c->errors, preset = 2;
+    if (want_object(c, t, path))
+        check_keys(c, t, path, keys);
+    else
+        t = NULL;
+    const cJSON *parents = t ? cJSON_GetObjectItemCaseSensitive(t, "parents") : NULL;
+    get_enum(c, t, path, "preset", tree_presets, parents ? 3 : 2, &preset);
+    get_num(c, t, path, "accept_prob", 0.0, 1.0, 0.7, &v->accept_prob);
+    if (c->errors == e0)
+        check_preset_keys(c, t, path, preset);
     if (c->errors != e0)
         return -1;
     int nodes, topk, depth, rc = 0;
     int64_t tseed;
-    char why[200];
+    char why[200], p[256];
     get_int32(c, t, path, "nodes", 1, VB_MAX_NODES, preset == 1 ? 8 : preset == 0 ? 16 : 9, &nodes);
     get_int32(c, t, path, "topk", 1, 16, 4, &topk);
     get_int32(c, t, path, "depth", 1, 32, 4, &depth);
@@ -283,32 +319,7 @@ static int parse_tree(parse_ctx *c, const cJSON *t, const char *path, uint64_t s
         }
         break;
     case 2: rc = vb_tree_ddtree(nodes, (uint64_t)tseed, &v->tree); break;
-    default: {
-        join(p, sizeof p, path, "parents");
-        if (!cJSON_IsArray(parents) || cJSON_GetArraySize(parents) < 1 ||
-            cJSON_GetArraySize(parents) > VB_MAX_NODES) {
-            perr(c, p, "expected a list of 1 to %d parent indices", VB_MAX_NODES);
-            return -1;
-        }
-        int n = cJSON_GetArraySize(parents), i = 0, bad;
-        int *par = malloc(sizeof *par * (size_t)n);
-        for (const cJSON *it = parents->child; it; it = it->next, i++) {
-            char pi[280];
-            int64_t x = 0;
-            snprintf(pi, sizeof pi, "%s[%d]", p, i);
-            as_int(c, it, pi, -1, VB_MAX_NODES, &x);
-            par[i] = (int)x;
-        }
-        if (c->errors == e0) {
-            rc = vb_tree_from_parents(par, n, &v->tree, &bad, why, sizeof why);
-            if (rc > 0) {
-                char pi[280];
-                snprintf(pi, sizeof pi, "%s[%d]", p, bad);
-                perr(c, pi, "%s", why);
-            }
-        }
-        free(par);
-    }
+    default: rc = parse_parents(c, parents, path, v); break;
     }
     return c->errors == e0 && rc == 0 ? 0 : -1;
 }
