@@ -38,45 +38,74 @@ static int request_of(const vb_verify_params *p, int64_t t)
 }
 
 /* All heads of one draft token: one row of the formula per head. */
-static void oracle_token(int64_t t, int worker, void *ctx)
+/* One request's view of one draft token t: where its keys live and which of them it sees. */
+typedef struct token_view {
+    const vb_verify_params *p;
+    int64_t t, kv0, P, q0, T;
+    const uint8_t *mask;     /* row i of the request's mask: P + T bytes */
+} token_view;
+
+static token_view view_of(const vb_verify_params *p, int64_t t)
 {
-    oracle_job *job = ctx;
-    const vb_verify_params *p = job->p;
-    const int H = p->heads, DQ = p->d_qk, DV = p->d_v;
+    token_view v = {p, t, 0, 0, 0, 0, NULL};
     const int b = request_of(p, t);
-    const int64_t kv0 = idx(p->kv_indptr, p->kv_indptr_width, b);
-    const int64_t P = idx(p->kv_indptr, p->kv_indptr_width, b + 1) - kv0;
-    const int64_t q0 = idx(p->qo_indptr, p->qo_indptr_width, b);
-    const int64_t T = idx(p->qo_indptr, p->qo_indptr_width, b + 1) - q0;
-    const int64_t i = t - q0;
-    const uint8_t *mask = p->custom_mask + idx(p->mask_indptr, p->mask_indptr_width, b) + i * (P + T);
-    double *s = job->scores[worker], *qt = job->rowbuf[worker], *kv = qt + (size_t)DQ * H;
+    v.kv0 = idx(p->kv_indptr, p->kv_indptr_width, b);
+    v.P = idx(p->kv_indptr, p->kv_indptr_width, b + 1) - v.kv0;
+    v.q0 = idx(p->qo_indptr, p->qo_indptr_width, b);
+    v.T = idx(p->qo_indptr, p->qo_indptr_width, b + 1) - v.q0;
+    v.mask = p->custom_mask + idx(p->mask_indptr, p->mask_indptr_width, b) + (t - v.q0) * (v.P + v.T);
+    return v;
+}
 
-    for (int d = 0; d < DQ; d++)
-        for (int h = 0; h < H; h++)
-            qt[d * H + h] = bf16(p->q[t * p->stride_q_token + h * p->stride_q_head + d]);
+/* slot(j) exactly as the spec writes it: a prefix key through kv_indices, a draft key through
+ * out_cache_loc. */
+static const uint16_t *key_row(const token_view *v, int64_t j)
+{
+    const vb_verify_params *p = v->p;
+    const int64_t slot = j < v->P ? idx(p->kv_indices, p->kv_indices_width, v->kv0 + j)
+                                  : idx(p->out_cache_loc, p->out_cache_loc_width, v->q0 + j - v->P);
+    return p->kv_buffer + slot * p->stride_kv_slot;
+}
 
-    /* slot(j) and visible(i, j) exactly as the spec writes them. */
+/* s[h][j] = sm_scale · q_h · k_j for every visible key, -inf for the others; qt is q with heads
+ * innermost. Returns whether any key is visible. */
+static int scores(const token_view *v, const double *qt, double *s, int64_t max_keys)
+{
+    const int H = v->p->heads, DQ = v->p->d_qk;
     int any_visible = 0;
-    for (int64_t j = 0; j < P + T; j++) {
-        if (!mask[j]) {
+    for (int64_t j = 0; j < v->P + v->T; j++) {
+        if (!v->mask[j]) {
             for (int h = 0; h < H; h++)
-                s[h * job->max_keys + j] = -INFINITY;
+                s[h * max_keys + j] = -INFINITY;
             continue;
         }
         any_visible = 1;
-        int64_t slot = j < P ? idx(p->kv_indices, p->kv_indices_width, kv0 + j)
-                             : idx(p->out_cache_loc, p->out_cache_loc_width, q0 + j - P);
-        const uint16_t *k = p->kv_buffer + slot * p->stride_kv_slot;
-        double acc[128] = {0};
+        const uint16_t *k = key_row(v, j);
+        double acc[VB_ORACLE_MAX_HEADS] = {0};
         for (int d = 0; d < DQ; d++) {
             double kd = bf16(k[d]);
             for (int h = 0; h < H; h++)
                 acc[h] += qt[d * H + h] * kd;
         }
         for (int h = 0; h < H; h++)
-            s[h * job->max_keys + j] = (double)p->sm_scale * acc[h];
+            s[h * max_keys + j] = (double)v->p->sm_scale * acc[h];
     }
+    return any_visible;
+}
+
+static void oracle_token(int64_t t, int worker, void *ctx)
+{
+    oracle_job *job = ctx;
+    const vb_verify_params *p = job->p;
+    const int H = p->heads, DQ = p->d_qk, DV = p->d_v;
+    const token_view view = view_of(p, t);
+    const int64_t keys = view.P + view.T;
+    double *s = job->scores[worker], *qt = job->rowbuf[worker], *kv = qt + (size_t)DQ * H;
+
+    for (int d = 0; d < DQ; d++)
+        for (int h = 0; h < H; h++)
+            qt[d * H + h] = bf16(p->q[t * p->stride_q_token + h * p->stride_q_head + d]);
+    const int any_visible = scores(&view, qt, s, job->max_keys);
 
     double *o = job->out->o + t * H * DV, *absw = job->out->absw + t * H * DV;
     memset(o, 0, sizeof *o * (size_t)(H * DV));
@@ -86,24 +115,24 @@ static void oracle_token(int64_t t, int worker, void *ctx)
             job->out->lse[t * H + h] = -INFINITY, job->out->pmax[t * H + h] = 0;
         return;
     }
-    double m[128], l[128];
+    /* The softmax's max and sum per head, over every key (hidden ones add exp(-inf) = 0). */
+    double m[VB_ORACLE_MAX_HEADS], l[VB_ORACLE_MAX_HEADS];
     for (int h = 0; h < H; h++) {
         const double *sh = s + h * job->max_keys;
         m[h] = -INFINITY;
-        for (int64_t j = 0; j < P + T; j++)
+        for (int64_t j = 0; j < keys; j++)
             m[h] = sh[j] > m[h] ? sh[j] : m[h];
         l[h] = 0;
-        for (int64_t j = 0; j < P + T; j++)
+        for (int64_t j = 0; j < keys; j++)
             l[h] += exp(sh[j] - m[h]);
         job->out->lse[t * H + h] = m[h] + log(l[h]);
         job->out->pmax[t * H + h] = 1.0 / l[h];
     }
-    for (int64_t j = 0; j < P + T; j++) {
-        if (!mask[j])
+    /* o = Σ_j p_j · V_j over the visible keys; absw = Σ_j p_j · |V_j| for the tolerance. */
+    for (int64_t j = 0; j < keys; j++) {
+        if (!view.mask[j])
             continue;
-        int64_t slot = j < P ? idx(p->kv_indices, p->kv_indices_width, kv0 + j)
-                             : idx(p->out_cache_loc, p->out_cache_loc_width, q0 + j - P);
-        const uint16_t *v = p->kv_buffer + slot * p->stride_kv_slot;
+        const uint16_t *v = key_row(&view, j);
         for (int d = 0; d < DV; d++)
             kv[d] = bf16(v[d]);
         for (int h = 0; h < H; h++) {
@@ -123,7 +152,7 @@ int vb_oracle_run(const vb_verify_params *p, int threads, vb_oracle_out *out)
     out->tokens = idx(p->qo_indptr, p->qo_indptr_width, p->batch);
     out->heads = p->heads;
     out->d_v = p->d_v;
-    if (p->heads > 128)
+    if (p->heads > VB_ORACLE_MAX_HEADS)
         return -1;
     size_t rows = (size_t)out->tokens * (size_t)p->heads;
     out->o = malloc(sizeof *out->o * rows * (size_t)p->d_v + 1);

@@ -9,6 +9,10 @@
 
 #include "verify_attn.h"
 
+/* The most heads the oracle takes (its per-head accumulators live on the stack); scenarios are
+ * held to it. */
+#define VB_ORACLE_MAX_HEADS 128
+
 typedef struct vb_oracle_out {
     int64_t tokens;  /* rows computed: qo_indptr[batch] */
     int heads, d_v;

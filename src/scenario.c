@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fileutil.h"
+#include "oracle.h"
 #include "prng.h"
 #include "tree.h"
 
@@ -220,7 +221,7 @@ static int parse_model(parse_ctx *c, const cJSON *root, vb_scenario *s)
         check_keys(c, m, "model", keys);
     else
         m = NULL;
-    get_int32(c, m, "model", "heads", 1, 128, 8, &s->heads);
+    get_int32(c, m, "model", "heads", 1, VB_ORACLE_MAX_HEADS, 8, &s->heads);
     get_int32(c, m, "model", "latent_dim", 2, 512, 512, &s->latent_dim);
     get_int32(c, m, "model", "rope_dim", 0, 64, 64, &s->rope_dim);
     get_num(c, m, "model", "sm_scale", 1e-6, 100.0, 0.14468, &s->sm_scale);
