@@ -12,6 +12,7 @@
 typedef struct model_job {
     const vb_verify_params *p;
     vb_cpu_bug bug;
+    float **acc;   /* per worker: NSPLIT partial outputs of d_v floats */
 } model_job;
 
 static int64_t ld(const void *b, vb_index_width w, int64_t i)
@@ -37,10 +38,8 @@ static void model_row(int64_t row, int worker, void *ctx)
     const uint8_t *mask = p->custom_mask + ld(p->mask_indptr, p->mask_indptr_width, b) + i * keys;
     const uint16_t *q = p->q + t * p->stride_q_token + h * p->stride_q_head;
     const float scale = job->bug == VB_BUG_WRONG_SCALE ? 1.0f / sqrtf((float)p->d_qk) : p->sm_scale;
-    float m_split[NSPLIT], l_split[NSPLIT], *acc = calloc((size_t)NSPLIT * (size_t)p->d_v, sizeof *acc);
-    (void)worker;
-    if (!acc)
-        return;
+    float m_split[NSPLIT], l_split[NSPLIT], *acc = job->acc[worker];
+    memset(acc, 0, sizeof *acc * (size_t)NSPLIT * (size_t)p->d_v);
     for (int s = 0; s < NSPLIT; s++) {
         float m = -INFINITY, l = 0, *a = acc + (size_t)s * (size_t)p->d_v;
         for (int64_t j = s * chunk; j < keys && j < (s + 1) * chunk; j++) {
@@ -85,12 +84,21 @@ static void model_row(int64_t row, int worker, void *ctx)
         if (p->lse)
             p->lse[(t + r) * p->heads + h] = l > 0 ? m + logf(l) : -INFINITY;
     }
-    free(acc);
 }
 
-void vb_cpu_model_run(const vb_verify_params *p, vb_cpu_bug bug, int threads)
+int vb_cpu_model_run(const vb_verify_params *p, vb_cpu_bug bug, int threads)
 {
-    model_job job = {p, bug};
-    int64_t tokens = ld(p->qo_indptr, p->qo_indptr_width, p->batch);
-    vb_parallel_for(tokens * p->heads, threads, model_row, &job);
+    const int workers = vb_parallel_workers(threads);
+    model_job job = {p, bug, calloc((size_t)workers, sizeof(float *))};
+    int ok = job.acc != NULL;
+    for (int w = 0; ok && w < workers; w++)
+        ok = (job.acc[w] = malloc(sizeof(float) * (size_t)NSPLIT * (size_t)p->d_v)) != NULL;
+    if (ok) {
+        int64_t tokens = ld(p->qo_indptr, p->qo_indptr_width, p->batch);
+        vb_parallel_for(tokens * p->heads, workers, model_row, &job);
+    }
+    for (int w = 0; job.acc && w < workers; w++)
+        free(job.acc[w]);
+    free(job.acc);
+    return ok ? 0 : -1;
 }

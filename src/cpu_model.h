@@ -18,7 +18,8 @@ typedef enum vb_cpu_bug {
     VB_BUG_STRAY_WRITE      /* also writes the row after the launch's last */
 } vb_cpu_bug;
 
-/* Computes p->o (and p->lse if not NULL) from host buffers. */
-void vb_cpu_model_run(const vb_verify_params *p, vb_cpu_bug bug, int threads);
+/* Computes p->o (and p->lse if not NULL) from host buffers: 0, or -1 (nothing written) when
+ * the workers' split accumulators do not fit in host memory. */
+int vb_cpu_model_run(const vb_verify_params *p, vb_cpu_bug bug, int threads);
 
 #endif

@@ -65,7 +65,7 @@ static vb_status run(fixture *f, vb_cpu_bug bug, int batch, vb_checks *c, char *
     vb_poison_output(f->o, f->lse, f->cap, f->in.heads, f->in.d_v);
     vb_verify_params p = vb_instance_launch_params(&f->in, batch);
     p.o = f->o, p.lse = f->lse;
-    vb_cpu_model_run(&p, bug, 2);
+    CHECK(vb_cpu_model_run(&p, bug, 2) == 0);
     return recheck(f, batch, c, msg, n);
 }
 
