@@ -294,6 +294,9 @@ def prepare(opt):
     if opt.new_bin:
         new_bin = opt.new_bin
     else:
+        if not os.path.isfile(os.path.join(opt.build, "build.ninja")):
+            raise Failure(f"{opt.build}: not a meson build directory: run scripts/bootstrap.sh first, "
+                          "or name one with --build DIR (or a binary with --new-bin BIN)")
         say(f"new: bringing {opt.build} up to date")
         run(["ninja", "-C", opt.build, "verifybench"])
         new_bin = os.path.join(opt.build, "verifybench")
