@@ -28,7 +28,8 @@ static const char usage_text[] =
     "                         so that a killed run leaves what it finished\n"
     "      --csv FILE         write the results as CSV\n"
     "      --markdown FILE    write the results as a markdown table\n"
-    "      --format FMT       stdout format: table (default), markdown, csv or json\n"
+    "      --format FMT       stdout format: table (default), markdown, csv or json (validate and\n"
+    "                         list-kernels: table or json)\n"
     "      --baseline DUMP    add the speedup table against a Triton baseline dump; repeatable (up to\n"
     "                         8): one speedup column per dump, named by its implementation and\n"
     "                         SGLang version (with --format csv or json only --speedup FILE gets\n"
@@ -248,6 +249,9 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         return usage_error("compare wants two results files: OLD.json NEW.json%s", "");
     if (cli->command == VB_CMD_COMPARE && cli->format == VB_FMT_CSV)
         return usage_error("compare prints table, markdown or json%s", "");
+    if ((cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_LIST_KERNELS) &&
+        (cli->format == VB_FMT_CSV || cli->format == VB_FMT_MARKDOWN))
+        return usage_error("%s prints a table or json", cli->command == VB_CMD_VALIDATE ? "validate" : "list-kernels");
     if (cli->command == VB_CMD_EXPORT && !cli->out_dir)
         return usage_error("export wants --out DIR%s", "");
     if ((cli->command == VB_CMD_RUN || cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_EXPORT) &&

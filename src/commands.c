@@ -1,6 +1,8 @@
 #include "commands.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
@@ -20,8 +22,41 @@ static void print_kernels(const vb_kernel *const *k, size_t n, const char *tag)
                k[i]->description, tag);
 }
 
+static void add_kernels(cJSON *arr, const vb_kernel *const *k, size_t n, int test_only)
+{
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", k[i]->name);
+        cJSON_AddStringToObject(o, "description", k[i]->description);
+        cJSON_AddNumberToObject(o, "min_sm", k[i]->min_cc);
+        cJSON_AddBoolToObject(o, "writes_lse", k[i]->writes_lse);
+        cJSON_AddBoolToObject(o, "test_only", test_only);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
+/* A JSON document to stdout, then freed. */
+static void print_json(cJSON *root)
+{
+    char *text = cJSON_Print(root);
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
+
 int vb_cmd_list_kernels(const vb_cli *cli)
 {
+    if (cli->format == VB_FMT_JSON) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "schema", "verifybench.kernels/1");
+        cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
+        add_kernels(arr, vb_kernels, vb_kernel_count, 0);
+        if (cli->all_kernels)
+            add_kernels(arr, vb_test_kernels, vb_test_kernel_count, 1);
+        print_json(root);
+        return VB_EXIT_OK;
+    }
     printf("%-16s %-6s %-4s %s\n", "kernel", "min", "lse", "description");
     print_kernels(vb_kernels, vb_kernel_count, "");
     if (cli->all_kernels)
@@ -29,8 +64,31 @@ int vb_cmd_list_kernels(const vb_cli *cli)
     return VB_EXIT_OK;
 }
 
-int vb_cmd_validate(const vb_scenario_list *list, int bad_input)
+static cJSON *scenario_summary(const vb_scenario *s)
 {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", s->name);
+    cJSON_AddStringToObject(o, "file", s->file);
+    cJSON_AddNumberToObject(o, "batch", s->base.batch);
+    cJSON_AddStringToObject(o, "prefix_len", s->base.prefix_label);
+    cJSON_AddStringToObject(o, "tree", s->base.tree.label);
+    cJSON_AddNumberToObject(o, "heads", s->heads);
+    cJSON_AddNumberToObject(o, "page_size", s->base.page_size);
+    cJSON_AddStringToObject(o, "layout", vb_layout_name(s->base.layout));
+    cJSON_AddBoolToObject(o, "graph", s->graph_enabled);
+    cJSON_AddNumberToObject(o, "bucket", s->bucket);
+    cJSON_AddNumberToObject(o, "replays", s->n_replays);
+    return o;
+}
+
+int vb_cmd_validate(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
+{
+    const int json = cli->format == VB_FMT_JSON;
+    cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = NULL;
+    if (json) {
+        cJSON_AddStringToObject(root, "schema", "verifybench.validate/1");
+        arr = cJSON_AddArrayToObject(root, "scenarios");
+    }
     int valid = 0;
     for (int i = 0; i < list->count; i++) {
         const vb_scenario *s = &list->items[i];
@@ -47,11 +105,20 @@ int vb_cmd_validate(const vb_scenario_list *list, int bad_input)
             continue;
         }
         valid++;
-        printf("ok  %-48s bs %d, prefix %s, tree %s, page %d %s, graph %s bucket %d, %d replays\n", s->name,
-               s->base.batch, s->base.prefix_label, s->base.tree.label, s->base.page_size,
-               vb_layout_name(s->base.layout), s->graph_enabled ? "on" : "off", s->bucket, s->n_replays);
+        if (json)
+            cJSON_AddItemToArray(arr, scenario_summary(s));
+        else
+            printf("ok  %-48s bs %d, prefix %s, tree %s, page %d %s, graph %s bucket %d, %d replays\n", s->name,
+                   s->base.batch, s->base.prefix_label, s->base.tree.label, s->base.page_size,
+                   vb_layout_name(s->base.layout), s->graph_enabled ? "on" : "off", s->bucket, s->n_replays);
     }
-    printf("%d scenarios valid%s\n", valid, bad_input ? "; some input was rejected (see above)" : "");
+    if (json) { /* the rejected input's reasons went to stderr as they were found */
+        cJSON_AddNumberToObject(root, "valid", valid);
+        cJSON_AddBoolToObject(root, "rejected_input", bad_input);
+        print_json(root);
+    } else {
+        printf("%d scenarios valid%s\n", valid, bad_input ? "; some input was rejected (see above)" : "");
+    }
     return bad_input ? VB_EXIT_INPUT : VB_EXIT_OK;
 }
 

@@ -6,7 +6,7 @@
 #include "scenario.h"
 
 int vb_cmd_list_kernels(const vb_cli *cli);
-int vb_cmd_validate(const vb_scenario_list *list, int bad_input);
+int vb_cmd_validate(const vb_cli *cli, const vb_scenario_list *list, int bad_input);
 int vb_cmd_report(const vb_cli *cli);
 int vb_cmd_export(const vb_cli *cli, const vb_scenario_list *list, int bad_input);
 int vb_cmd_compare(const vb_cli *cli);

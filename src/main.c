@@ -669,7 +669,7 @@ int main(int argc, char **argv)
     vb_scenario_list list = {0};
     int bad = load_scenarios(&cli, &list);
     if (cli.command == VB_CMD_VALIDATE)
-        rc = vb_cmd_validate(&list, bad);
+        rc = vb_cmd_validate(&cli, &list, bad);
     else if (cli.command == VB_CMD_EXPORT)
         rc = vb_cmd_export(&cli, &list, bad);
     else if (!list.count)

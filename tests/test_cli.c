@@ -122,6 +122,13 @@ int main(int argc, char **argv)
     CHECK(vb("--version") == 0 && !strncmp(out, "verifybench ", 12));
     CHECK(vb("list-kernels") == 0 && strstr(out, "flash_paged") && strstr(out, "naive_gpu") && !strstr(out, "sync_in_launch"));
     CHECK(vb("list-kernels --all") == 0 && strstr(out, "sync_in_launch") && strstr(out, "test only"));
+    /* Machine-readable: the registry and the validated scenarios as JSON; formats they lack refused. */
+    CHECK(vb("list-kernels --all --format json") == 0 && is_json(out) && strstr(out, "\"verifybench.kernels/1\"") &&
+          strstr(out, "\"name\":\t\"sync_in_launch\"") && strstr(out, "\"test_only\":\ttrue"));
+    CHECK(vb("validate tiny.json --format json") == 0 && is_json(out) && strstr(out, "\"valid\":\t2") &&
+          strstr(out, "\"name\":\t\"tiny-eagle-int32\"") && strstr(out, "\"rejected_input\":\tfalse"));
+    CHECK(vb("validate tiny.json --format csv") == 2 && strstr(err, "validate prints a table or json"));
+    CHECK(vb("list-kernels --format markdown") == 2 && strstr(err, "list-kernels prints a table or json"));
     CHECK(vb("--bogus tiny.json") == 2 && strstr(err, "unknown option '--bogus'"));
     CHECK(vb("") == 2 && strstr(err, "no scenario files given"));
     CHECK(vb("--iterations abc tiny.json") == 2 && strstr(err, "--iterations wants 1 to 100000, got 'abc'"));
