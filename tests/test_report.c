@@ -162,6 +162,9 @@ static void test_text_formats(void)
     fclose(f);
     CHECK(strstr(buf, "| scenario | variant |") && strstr(buf, "| bs8-200k | base | flash_paged | eager | pass |"));
     CHECK(strstr(buf, "| x2.9 of 419.7 |") && strstr(buf, "- flash_paged: time / floor from x2.94 (bs8-200k/base eager)"));
+    /* Which kernel to run: nothing was replayed that passed, so the eager launches answer. */
+    CHECK(strstr(buf, "- fastest by eager launch (hot median, records that passed), 1 shapes:") &&
+          strstr(buf, "| bs8-200k | base | flash_paged | 1234.50 | - | - | the only one that passed |"));
     free(buf);
     f = open_memstream(&buf, &len);
     vb_report_table(f, &r);
@@ -171,6 +174,9 @@ static void test_text_formats(void)
     CHECK(strstr(buf, "2 records: 1 pass, 1 FAIL"));
     CHECK(strstr(buf, "x2.9 of 419.7") && strstr(buf, "\nflash_paged: time / floor from x2.94") &&
           !strstr(buf, "naive_gpu: time / floor")); /* an untimed kernel has no range */
+    const char *fastest = strstr(buf, "fastest by eager launch");
+    CHECK(fastest && strstr(fastest, "one kernel for every shape: flash_paged (x1.00 the fastest") &&
+          !strstr(fastest, "naive_gpu")); /* its one record failed: it is not ranked */
     free(buf);
     vb_results_free(&r);
 }
