@@ -175,14 +175,14 @@ def aggregate(rounds):
     """Rows of the final verdict from each round's compare document: the record, its verdict,
     each round's verdict, and the base's and the new build's median over rounds of their hot
     medians with B / A."""
+    by_round = [{key(r): r for r in doc["records"]} for doc in rounds]
     keys = {}
     for doc in rounds:
         for r in doc["records"]:
             keys.setdefault(key(r), []).append(r)
     rows = []
     for k, per_round in keys.items():
-        by_round = [{key(r): r for r in doc["records"]}.get(k) for doc in rounds]
-        verdicts = [r["verdict"] if r else None for r in by_round]
+        verdicts = [records[k]["verdict"] if k in records else None for records in by_round]
         row = {"scenario": k[0], "variant": k[1], "kernel": k[2], "mode": k[3], "verdict": judge(verdicts),
                "rounds": verdicts, "old_status": per_round[-1]["old_status"],
                "new_status": per_round[-1]["new_status"]}
