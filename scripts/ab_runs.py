@@ -34,6 +34,7 @@ import statistics
 import string
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results_file  # noqa: E402  (the schema check and whether a run is whole, shared)
@@ -148,9 +149,12 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
             os.remove(path)
         label = labels[ord(side) - ord("a")] if labels else side.upper()
         print(f"{tag}: {label} round {i}: {binary}", file=sys.stderr, flush=True)
+        start = time.monotonic()
         with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
             rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
         rc = 128 - rc if rc < 0 else rc  # killed by a signal: the shell's number for it
+        print(f"{tag}: {label} round {i}: exit {rc} after {time.monotonic() - start:.1f} s", file=sys.stderr,
+              flush=True)
         worst = max(worst, rc)
         if not os.path.exists(path):
             raise RunError(f"{binary} exited {rc} and wrote no {path}")
