@@ -13,30 +13,37 @@ static int contender(const vb_record *rec, vb_mode mode)
 
 static double half_spread(const vb_record *rec) { return (rec->hot.p90_us - rec->hot.p10_us) / 2; }
 
-/* The pick of the record's shape, or -1. */
-static int pick_of(const vb_fastest *x, const vb_record *rec)
+/* Where each shape's pick is, so that finding one costs the variants of its scenario, not every
+ * pick so far (a checkpoint of a long sweep ranks thousands of shapes after every scenario). */
+typedef struct shape_index {
+    int *head;       /* per scenario: its latest pick, or -1 */
+    int *next;       /* per pick: the same scenario's pick before it, or -1 */
+    int *of_record;  /* per record: its shape's pick, or -1 when it is not a contender */
+} shape_index;
+
+static int pick_of(const vb_fastest *x, const shape_index *ix, const vb_record *rec)
 {
-    for (int p = 0; p < x->n_picks; p++)
-        if (x->picks[p].scenario == rec->scenario && !strcmp(x->picks[p].variant, rec->variant))
+    for (int p = ix->head[rec->scenario]; p >= 0; p = ix->next[p])
+        if (!strcmp(x->picks[p].variant, rec->variant))
             return p;
     return -1;
 }
 
-/* Every shape's fastest and runner-up among the records of one mode. */
-static int rank_shapes(const vb_results *r, vb_fastest *x)
+/* Every shape's fastest and runner-up among the records of one mode (picks has room for one
+ * per record). */
+static void rank_shapes(const vb_results *r, vb_fastest *x, shape_index *ix)
 {
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
+        ix->of_record[k] = -1;
         if (!contender(rec, x->mode))
             continue;
-        int p = pick_of(x, rec);
+        int p = ix->of_record[k] = pick_of(x, ix, rec);
         if (p < 0) {
-            vb_shape_pick *grown = realloc(x->picks, sizeof *grown * (size_t)(x->n_picks + 1));
-            if (!grown)
-                return -1;
-            x->picks = grown;
-            p = x->n_picks++;
+            p = ix->of_record[k] = x->n_picks++;
             x->picks[p] = (vb_shape_pick){rec->scenario, rec->variant, k, -1, 0};
+            ix->next[p] = ix->head[rec->scenario];
+            ix->head[rec->scenario] = p;
             continue;
         }
         vb_shape_pick *s = &x->picks[p];
@@ -55,7 +62,6 @@ static int rank_shapes(const vb_results *r, vb_fastest *x)
         const vb_record *b = &r->records[s->best], *u = &r->records[s->runner_up];
         s->clear = u->hot.median_us - b->hot.median_us > half_spread(b) + half_spread(u);
     }
-    return 0;
 }
 
 static vb_kernel_fit *fit_of(vb_fastest *x, const char *kernel)
@@ -80,13 +86,13 @@ static int by_wins(const void *a, const void *b)
 }
 
 /* Each kernel's wins and its time over the fastest on every shape it passed. */
-static int fit_kernels(const vb_results *r, vb_fastest *x)
+static int fit_kernels(const vb_results *r, vb_fastest *x, const shape_index *ix)
 {
     for (int k = 0; k < r->n_records; k++) {
         const vb_record *rec = &r->records[k];
-        if (!contender(rec, x->mode))
+        const int p = ix->of_record[k];
+        if (p < 0)
             continue;
-        const int p = pick_of(x, rec);
         vb_kernel_fit *fit = fit_of(x, rec->kernel);
         if (!fit)
             return -1;
@@ -115,15 +121,22 @@ int vb_fastest_find(const vb_results *r, vb_fastest *out)
 {
     memset(out, 0, sizeof *out);
     out->one_for_all = -1;
+    const size_t records = (size_t)r->n_records + 1, scenarios = (size_t)r->n_scenarios + 1;
+    shape_index ix = {malloc(sizeof(int) * scenarios), malloc(sizeof(int) * records), malloc(sizeof(int) * records)};
+    out->picks = malloc(sizeof *out->picks * records);
+    int rc = ix.head && ix.next && ix.of_record && out->picks ? 0 : -1;
     const vb_mode modes[] = {VB_MODE_GRAPH, VB_MODE_EAGER};
-    for (int m = 0; m < 2 && !out->n_picks; m++) {
+    for (int m = 0; m < 2 && !out->n_picks && !rc; m++) {
         out->mode = modes[m];
-        if (rank_shapes(r, out) || fit_kernels(r, out)) {
-            vb_fastest_free(out);
-            return -1;
-        }
+        for (int s = 0; s < r->n_scenarios; s++)
+            ix.head[s] = -1;
+        rank_shapes(r, out, &ix);
+        rc = fit_kernels(r, out, &ix);
     }
-    return 0;
+    free(ix.head), free(ix.next), free(ix.of_record);
+    if (rc)
+        vb_fastest_free(out);
+    return rc;
 }
 
 void vb_fastest_free(vb_fastest *f)
