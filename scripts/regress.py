@@ -285,6 +285,8 @@ def parse(argv):
         ap.error("--base-bin and --base-src both name the base: give one")
     if "--json" in opt.args:
         ap.error("the runs' --json files are regress's own (OUT/runs/); leave --json out of VERIFYBENCH_ARGS")
+    if opt.markdown and not os.path.isdir(os.path.dirname(os.path.abspath(opt.markdown))):
+        ap.error(f"--markdown {opt.markdown}: no such directory (said now, not after the runs)")
     return opt
 
 
@@ -362,7 +364,8 @@ def regress(opt):
     return {"schema": "verifybench.regress/1", "base": {"commit": base_name, "bin": base_bin},
             "new": {"commit": new_name, "bin": new_bin}, "gpu": gpu_of(os.path.join(runs, "b_1.json")),
             "rounds": opt.rounds, "threshold": opt.threshold, "args": opt.args, "all": opt.all,
-            "verdict": f"{n_reg} regression{'s' if n_reg > 1 else ''}" if n_reg else "no regression", "regressions": n_reg, "counts": c,
+            "verdict": f"{n_reg} regression{'s' if n_reg > 1 else ''}" if n_reg else "no regression",
+            "regressions": n_reg, "counts": c,
             "geomeans": [{"kernel": k, "mode": m, "ratio": g, "records": n}
                          for (k, m), (g, n) in ab_runs.geomeans(rows).items()],
             "records": rows}
@@ -381,11 +384,15 @@ def main(argv):
     except Exception:  # a bug here must not read as exit 1, "a regression"
         traceback.print_exc()
         return 2
-    with open(os.path.join(opt.out, "regress.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    if opt.markdown:
-        with open(opt.markdown, "w") as f:
-            f.write(markdown(doc))
+    try:
+        with open(os.path.join(opt.out, "regress.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        if opt.markdown:
+            with open(opt.markdown, "w") as f:
+                f.write(markdown(doc))
+    except OSError as e:  # the verdict still goes to stdout below; the exit says a file is missing
+        print(f"regress.py: {e}", file=sys.stderr)
+        doc["write_failed"] = True
     rows = listed(doc["records"], opt.all)
     print(f"base {doc['base']['commit']} ({doc['base']['bin']}), new {doc['new']['commit']} ({doc['new']['bin']})")
     print(f"GPU: {doc['gpu'] or 'none: statuses and token verdicts only'}; {doc['rounds']} round(s); a timing change "
@@ -399,7 +406,7 @@ def main(argv):
                                       "new").replace(" / A", " / base"))
     print(f"verdict: {doc['verdict']} ({', '.join(f'{n} {v}' for v, n in doc['counts'].items())}); "
           f"{os.path.join(opt.out, 'regress.json')}")
-    return 1 if doc["regressions"] else 0
+    return 1 if doc["regressions"] else 2 if doc.get("write_failed") else 0
 
 
 if __name__ == "__main__":

@@ -137,6 +137,8 @@ with tempfile.TemporaryDirectory() as d:
     p = call("no-such-revision-anywhere", "--new-bin", vb, "--out", os.path.join(d, "rev"), "--", tiny, expect=2)
     assert "not a commit" in p.stderr, p.stderr
     call("--new-bin", vb, "--", tiny, "--json", "x.json", expect=2)
+    p = call("--new-bin", vb, "--markdown", os.path.join(d, "no", "such", "v.md"), "--", tiny, expect=2)
+    assert "no such directory (said now" in p.stderr, p.stderr
     p = call("--build", d, "--out", os.path.join(d, "nobuild"), "--", tiny, expect=2)
     assert "not a meson build directory: run scripts/bootstrap.sh first" in p.stderr, p.stderr
     p = call("x", "--base-src", d, "--new-bin", vb, "--out", os.path.join(d, "nosrc"), "--", tiny, expect=2)
