@@ -12,7 +12,8 @@ A, B, C, ...) and each gets its own table against A, so that several variants co
 A per round, not one per variant.
 
 Correctness is checked in every run as always; the exit code is the worst of the runs' (1 when
-a check failed in either build, 4 on a CUDA error, 128 + N for a run a signal stopped), and a
+a check failed in either build, 4 on a CUDA error, 128 + N for a run a signal stopped; 2 for bad
+usage or a run that left no results to compare), and a
 record whose status differs between the builds is listed whatever its time. A run that did not
 finish (killed, leaving its checkpoint, or stopped by Ctrl-C) ends the runs there: the rounds
 every build finished are compared, and ab.json's "rounds" says how many.
@@ -183,9 +184,15 @@ def finished(path):
         return True  # unreadable: records() says why
 
 
+def die(msg):
+    """Bad usage or a run that left nothing to compare: exit 2, never 1 (a failed check)."""
+    print(msg, file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv):
     if "--" not in argv:
-        sys.exit(USAGE)
+        die(USAGE)
     cut = argv.index("--")
     ap = argparse.ArgumentParser(prog="ab_runs.py", usage=USAGE)
     ap.add_argument("paths", nargs="+", help="the builds, then OUTDIR")
@@ -195,21 +202,21 @@ def main(argv):
     opt = ap.parse_args(argv[:cut])
     args = argv[cut + 1:]
     if len(opt.paths) < 3:
-        sys.exit(USAGE)
+        die(USAGE)
     bins, outdir = opt.paths[:-1], opt.paths[-1]
     if len(bins) > MAX_BUILDS:
-        sys.exit(f"ab_runs.py: at most {MAX_BUILDS} builds, got {len(bins)}")
+        die(f"ab_runs.py: at most {MAX_BUILDS} builds, got {len(bins)}")
     if opt.rounds < 1:
-        sys.exit("ab_runs.py: --rounds must be at least 1")
+        die("ab_runs.py: --rounds must be at least 1")
     for b in bins:
         if not os.access(b, os.X_OK):
-            sys.exit(f"ab_runs.py: {b}: not an executable")
+            die(f"ab_runs.py: {b}: not an executable")
     modes = ("graph", "eager") if opt.mode == "both" else (opt.mode,)
     binary_of = dict(zip(sides(len(bins)), bins))
     try:
         worst, runs = run_builds(bins, outdir, opt.rounds, args, modes, opt.timing)
     except RunError as e:
-        sys.exit(f"ab_runs.py: {e}")
+        die(f"ab_runs.py: {e}")
     builds = []
     for side in list(binary_of)[1:]:
         rows = compare(runs["a"], runs[side])

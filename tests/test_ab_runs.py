@@ -85,13 +85,13 @@ with tempfile.TemporaryDirectory() as d:
     assert {r["mode"] for r in rows} == {"eager", "graph"}, rows
     p = subprocess.run([sys.executable, script, bins["a"], os.path.join(d, "missing"), out, "--"],
                        capture_output=True, text=True)
-    assert p.returncode != 0 and "not an executable" in p.stderr, p.stderr
+    assert p.returncode == 2 and "not an executable" in p.stderr, p.stderr
     p = subprocess.run([sys.executable, script, bins["a"], bins["b"], out], capture_output=True, text=True)
-    assert p.returncode != 0 and "usage" in p.stderr, p.stderr
+    assert p.returncode == 2 and "usage" in p.stderr, p.stderr
     p = subprocess.run([sys.executable, script, bins["a"], out, "--"], capture_output=True, text=True)
-    assert p.returncode != 0 and "usage" in p.stderr, p.stderr  # one build: nothing to compare
+    assert p.returncode == 2 and "usage" in p.stderr, p.stderr  # one build: nothing to compare
     p = subprocess.run([sys.executable, script, *[bins["a"]] * 9, out, "--"], capture_output=True, text=True)
-    assert p.returncode != 0 and "at most 8 builds" in p.stderr, p.stderr
+    assert p.returncode == 2 and "at most 8 builds" in p.stderr, p.stderr
     # Three builds: A, B, C interleaved; B's and C's tables each against the same runs of A.
     os.remove(log)
     out3 = os.path.join(d, "abc")
