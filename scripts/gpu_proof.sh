@@ -19,6 +19,10 @@
 #                    SGLang's own kernel of every release there (triton_sglang-VERSION.json); the
 #                    speedup table against all of them (speedup.md, speedup.csv)
 #   tests            the meson test suites, on this machine too
+#   regress          (only when named) scripts/regress.py: this tree against a base tree unpacked
+#                    here with git archive, REGRESS_BASE_SRC=DIR named REGRESS_BASE=NAME, on
+#                    $REGRESS_ARGS (default: every shipped scenario): OUTDIR/regress.md and
+#                    regress.json, the runs under OUTDIR/regress-runs/; the base builds in build-gpu/
 #   profile          Nsight Compute on one launch of $PROFILE_KERNEL (mla_onepass unless set) at
 #                    bs 8 x 91k: OUTDIR/ncu-KERNEL.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
@@ -186,6 +190,22 @@ if stage tests; then
     [ $rc -eq 0 ] || status=1
 fi
 
+if stage regress; then
+    note "== regress: this tree against ${REGRESS_BASE:-base} (scripts/regress.py)"
+    if [ -z "${REGRESS_BASE_SRC:-}" ]; then
+        note "regress: NOT run: set REGRESS_BASE_SRC=DIR (a base tree: git archive REV | tar -x -C DIR)"; status=1
+    else
+        # shellcheck disable=SC2086
+        python3 scripts/regress.py "${REGRESS_BASE:-base}" --base-src "$REGRESS_BASE_SRC" --build build-gpu \
+            --out build-gpu/regress --markdown "$out/regress.md" -- ${REGRESS_ARGS:-configs/*.json -q} \
+            >"$out/regress.txt" 2>&1
+        rc=$?; tail -12 "$out/regress.txt"
+        cp build-gpu/regress/regress.json "$out/" 2>/dev/null
+        rm -rf "$out/regress-runs" && cp -r build-gpu/regress/runs "$out/regress-runs" 2>/dev/null
+        note "regress: exit $rc (0: no regression, 1: a regression, 2: no verdict)"; [ $rc -eq 0 ] || status=1
+    fi
+fi
+
 if stage profile; then
     pk=${PROFILE_KERNEL:-mla_onepass}
     note "== ncu: one $pk launch at bs 8 x 91k"
@@ -198,5 +218,8 @@ if stage profile; then
 fi
 
 note "proof status: $status"
-(cd "$out" && tar czf logs.tgz ./*.txt ./*.log tiny.json 2>/dev/null && rm -f ./*.txt build.log tiny.json)
+# Only the logs the stages that ran wrote: with one missing, tar would fail and leave them all.
+# shellcheck disable=SC2086
+(cd "$out" && logs=$(ls ./*.txt ./*.log tiny.json 2>/dev/null; true) && tar czf logs.tgz $logs &&
+    rm -f ./*.txt build.log tiny.json)
 exit $status
