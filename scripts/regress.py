@@ -43,6 +43,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ab_runs  # noqa: E402  (the interleaved runs, shared)
+import results_file  # noqa: E402  (the schema check, shared)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USAGE = ("scripts/regress.py [BASE] [--build DIR | --new-bin BIN] [--base-bin BIN | --base-src DIR] [--rounds N] "
@@ -330,14 +331,12 @@ def version_of(binary):
 
 
 def timed(path):
-    with open(path) as f:
-        d = json.load(f)
+    d = results_file.load(path)
     return any((r.get("timing") or {}).get("hot", {}).get("samples") for s in d["scenarios"] for r in s["records"])
 
 
 def gpu_of(path):
-    with open(path) as f:
-        g = json.load(f).get("gpu") or {}
+    g = results_file.load(path).get("gpu") or {}
     return g.get("name") if g.get("present") else None
 
 
