@@ -55,13 +55,9 @@ def run_order(rounds, builds=2, first=1):
     return [(side, i) for i in range(first, rounds + 1) for side in sides(builds)]
 
 
-def records(path, modes, timing="hot"):
+def records(d, modes, timing="hot"):
     """(scenario, variant, kernel, mode) -> (status, the timing's median or None) of one results
-    file; timing: "hot" or "cold"."""
-    with open(path) as f:
-        d = json.load(f)
-    if d.get("schema") != "verifybench.results/1":
-        raise ValueError("not a verifybench.results/1 file")
+    file's contents; timing: "hot" or "cold"."""
     out = {}
     for s in d.get("scenarios", []):
         for r in s.get("records", []):
@@ -159,7 +155,11 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
         worst = max(worst, rc)
         if not os.path.exists(path):
             raise RunError(f"{binary} exited {rc} and wrote no {path}")
-        if not finished(path):
+        try:
+            d = results_file.load(path)
+        except (OSError, ValueError) as e:
+            raise RunError(str(e)) from e
+        if results_file.incomplete(d):
             # A checkpoint (killed) or a run stopped by a signal: its records are a part of
             # the scenarios, and so is its round. Keep the rounds every build finished.
             for s in runs:
@@ -170,18 +170,10 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
                 raise RunError(f"{path}: the run did not finish (exit {rc}), so no round is whole")
             break
         try:
-            runs[side].append(records(path, modes, timing))
-        except (ValueError, KeyError) as e:
+            runs[side].append(records(d, modes, timing))
+        except KeyError as e:
             raise RunError(f"{path}: {e}") from e
     return worst, runs
-
-
-def finished(path):
-    """Whether a results file is a whole run: not a checkpoint and not stopped by a signal."""
-    try:
-        return results_file.incomplete(results_file.load(path)) is None
-    except (OSError, ValueError):
-        return True  # unreadable: records() says why
 
 
 def die(msg):
