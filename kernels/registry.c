@@ -11,6 +11,7 @@ extern const vb_kernel vb_kernel_mla_wgmma;
 extern const vb_kernel vb_kernel_sync_in_launch;
 extern const vb_kernel vb_kernel_fault_address;
 extern const vb_kernel vb_kernel_fail_launch;
+extern const vb_kernel vb_kernel_out_of_registers;
 extern const vb_kernel vb_kernel_hang;
 
 const vb_kernel *const vb_kernels[] = {
@@ -26,6 +27,7 @@ const vb_kernel *const vb_test_kernels[] = {
     &vb_kernel_sync_in_launch,
     &vb_kernel_fault_address,
     &vb_kernel_fail_launch,
+    &vb_kernel_out_of_registers,
     &vb_kernel_hang,
 };
 const size_t vb_test_kernel_count = sizeof vb_test_kernels / sizeof *vb_test_kernels;

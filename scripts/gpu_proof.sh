@@ -5,7 +5,8 @@
 #                    many_requests.json too) with --verify-generator (host and GPU inputs
 #                    bit-identical)
 #   capture          the test-only sync_in_launch kernel must be rejected as not capture-safe
-#   faults           test-only kernels that fault on the device, fail to launch and never finish:
+#   faults           test-only kernels that fault on the device, fail to launch (at once, or when
+#                    their graph is instantiated: the next kernel must not inherit it) and never finish:
 #                    exit 4, every record written (the faulting one as ERROR with its CUDA error,
 #                    the hung one as timed out after --gpu-timeout, the rest run or marked not
 #                    run), the JSON valid
@@ -90,12 +91,19 @@ if stage faults; then
     "$bin" tests/data/tiny.json -k fail_launch -k naive_gpu -q --no-ceilings --iterations 1 \
         --json "$out/fail-launch.json" >>"$out/faults.txt" 2>&1
     rc_b=$?
-    python3 - "$out/fault-address.json" "$out/fail-launch.json" <<'PY' >>"$out/faults.txt" 2>&1
+    # Refused only when its graph is instantiated: that error must not reach naive_gpu's capture.
+    "$bin" tests/data/tiny.json -k out_of_registers -k naive_gpu -q --no-ceilings --iterations 1 \
+        --json "$out/out-of-registers.json" >>"$out/faults.txt" 2>&1
+    rc_r=$?
+    python3 - "$out/fault-address.json" "$out/fail-launch.json" "$out/out-of-registers.json" <<'PY' >>"$out/faults.txt" 2>&1
 import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
 recs = lambda d: [(s["name"], r["variant"], r["kernel"], r["mode"], r["status"], r["message"])
                   for s in d["scenarios"] for r in s["records"]]
-fa, fl = recs(a), recs(b)
+fa, fl, fr = recs(a), recs(b), recs(c)
+assert any(k == "out_of_registers" and mo == "graph" and st == "FAIL" and "OutOfResources" in m
+           for _, _, k, mo, st, m in fr), fr
+assert all(st == "pass" for _, _, k, _, st, _ in fr if k == "naive_gpu"), fr  # no error left pending
 assert any(k == "fault_address" and st == "ERROR" and "IllegalAddress" in m for _, _, k, _, st, m in fa), fa
 assert any(k == "mla_onepass" and st == "pass" for _, _, k, _, st, _ in fa), fa
 assert all(st in ("pass", "ERROR", "skipped") for *_, st, _ in fa)
@@ -103,7 +111,7 @@ assert any(st == "skipped" and "CUDA error ended the GPU stages" in m for *_, st
 assert any(k == "fail_launch" and st == "ERROR" and ("InvalidConfiguration" in m or "InvalidValue" in m)
            for _, _, k, _, st, m in fl), fl
 assert any(k == "naive_gpu" and st == "pass" for _, _, k, _, st, _ in fl), fl  # not sticky: the rest still ran
-print("fault records as expected:", len(fa), "and", len(fl))
+print("fault records as expected:", len(fa), len(fl), "and", len(fr))
 PY
     rc_c=$?
     # A kernel that never finishes: the watchdog reports it after --gpu-timeout (timeout(1) is
@@ -125,9 +133,9 @@ print("hang reported as expected:", len(recs), "records")
 PY
     rc_e=$?
     tail -4 "$out/faults.txt"
-    if [ $rc_a -eq 4 ] && [ $rc_b -eq 4 ] && [ $rc_c -eq 0 ] && [ $rc_d -eq 4 ] && [ $rc_e -eq 0 ]; then
-        note "faults: exit 4 all three, records complete"
-    else note "faults: NOT as expected (exits $rc_a $rc_b $rc_d, checks $rc_c $rc_e)"; status=1; fi
+    if [ $rc_a -eq 4 ] && [ $rc_b -eq 4 ] && [ $rc_r -eq 4 ] && [ $rc_c -eq 0 ] && [ $rc_d -eq 4 ] && [ $rc_e -eq 0 ]; then
+        note "faults: exit 4 all four, records complete"
+    else note "faults: NOT as expected (exits $rc_a $rc_b $rc_r $rc_d, checks $rc_c $rc_e)"; status=1; fi
 fi
 
 if stage sanitize; then

@@ -32,6 +32,8 @@ int vb_gpu_check(vb_gpu *g, cudaError_t e, const char *what, const char *file, i
     g->had_error = 1;
     if (sticky(e))
         g->dead = 1;
+    else /* taken: the next kernel's launch, which reads the last error, must not report it */
+        (void)cudaGetLastError();
     snprintf(g->err, sizeof g->err, "%s: %s (%s) at %s:%d", what, cudaGetErrorName(e), cudaGetErrorString(e),
              base_name(file), line);
     return 0;

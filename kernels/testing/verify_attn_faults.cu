@@ -5,6 +5,10 @@
 //                  sticky (it ends the CUDA context, and with it the run's GPU stages)
 //   fail_launch    asks for more threads per block than any GPU has: the launch itself fails
 //                  (the H200 with CUDA 13.0 answers cudaErrorInvalidValue), and the GPU stays usable
+//   out_of_registers  a block of 1024 threads of a kernel that needs more than 64 registers a
+//                  thread: the runtime refuses the launch (cudaErrorLaunchOutOfResources), while a
+//                  stream capture accepts it and instantiating the graph fails; a failure the
+//                  harness must not leave pending for the next kernel's launch to report
 //   hang           never finishes, as a deadlocked kernel does: the run's watchdog (--gpu-timeout)
 //                  must report it as a timed-out ERROR, write every report and exit 4
 #include "verify_attn.h"
@@ -20,6 +24,20 @@ __global__ void spin_forever()
         asm volatile("nanosleep.u32 1000;");
 }
 
+// 96 values live at once: each is loaded once (volatile: never re-read) and used again after
+// their sum, so all are held: well over the 64 registers a thread that 1024-thread blocks allow.
+constexpr int kLive = 96;
+__global__ void __launch_bounds__(32) hold_registers(const volatile float *in, float *out)
+{
+    float v[kLive], sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kLive; i++)
+        sum += v[i] = in[i * 33 + threadIdx.x];
+#pragma unroll
+    for (int i = 0; i < kLive; i++)
+        out[i * 33 + threadIdx.x] = v[i] / sum;
+}
+
 size_t no_workspace(const vb_verify_params *) { return 0; }
 
 cudaError_t launch_fault(const vb_verify_params *, void *, cudaStream_t stream)
@@ -31,6 +49,12 @@ cudaError_t launch_fault(const vb_verify_params *, void *, cudaStream_t stream)
 cudaError_t launch_fail(const vb_verify_params *, void *, cudaStream_t stream)
 {
     write_far<<<1, 4096, 0, stream>>>(nullptr); /* 4096 threads per block: never valid */
+    return cudaGetLastError();
+}
+
+cudaError_t launch_out_of_registers(const vb_verify_params *, void *, cudaStream_t stream)
+{
+    hold_registers<<<1, 1024, 0, stream>>>(nullptr, nullptr); /* never runs: refused */
     return cudaGetLastError();
 }
 
@@ -49,6 +73,11 @@ extern "C" const vb_kernel vb_kernel_fault_address = {
 extern "C" const vb_kernel vb_kernel_fail_launch = {
     "fail_launch", "TEST ONLY: a launch with 4096 threads per block, refused by the runtime", 80, 0,
     no_workspace, nullptr, launch_fail};
+
+extern "C" const vb_kernel vb_kernel_out_of_registers = {
+    "out_of_registers",
+    "TEST ONLY: 1024 threads of a kernel that needs more than 64 registers; refused at launch, or when a graph is instantiated",
+    80, 0, no_workspace, nullptr, launch_out_of_registers};
 
 extern "C" const vb_kernel vb_kernel_hang = {
     "hang", "TEST ONLY: never finishes, like a deadlocked kernel; --gpu-timeout turns it into an ERROR", 80, 0,
