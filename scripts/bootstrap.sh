@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs what a fresh Debian machine lacks (meson, ninja, pkg-config, cJSON; numpy and
-# matplotlib for the Python scripts' tests) and builds
+# Installs what a fresh Debian machine lacks (meson, ninja, pkg-config, cJSON; numpy,
+# matplotlib and nvdisasm for the Python scripts' tests) and builds
 # verifybench into build/. Safe to run again: it installs and configures only what is missing.
 # The CUDA toolkit (nvcc, cudart, cuRAND; 12.8 or newer for sm_120) must already be there.
 set -eu
@@ -25,6 +25,16 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import numpy, matplotlib'
     echo "bootstrap: installing numpy and matplotlib for python3 (the Python scripts' tests)"
     python3 -m pip install --quiet --disable-pip-version-check numpy matplotlib 2>/dev/null ||
         echo "bootstrap: could not install numpy and matplotlib: their tests will be skipped" >&2
+fi
+
+# scripts/sass_diff.py (and its test) disassemble with nvdisasm, which a CUDA toolkit trimmed to
+# the compiler lacks; PyPI's wheel carries it. Without it that test checks its fixtures only.
+if command -v python3 >/dev/null 2>&1 && ! command -v nvdisasm >/dev/null 2>&1 &&
+    [ ! -x /usr/local/cuda/bin/nvdisasm ] &&
+    ! python3 -c 'import glob, sys; sys.exit(not any(glob.glob(p + "/nvidia/*/bin/nvdisasm") for p in sys.path))' 2>/dev/null; then
+    echo "bootstrap: installing nvdisasm for python3 (scripts/sass_diff.py)"
+    python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-nvdisasm<14' 2>/dev/null ||
+        echo "bootstrap: could not install nvdisasm: the sass-diff test will check its fixtures only" >&2
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

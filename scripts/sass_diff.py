@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Did a change move a kernel's machine code? Compares, function by function, the SASS of the
+kernels built from the working tree with BASE's.
+
+    scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME]
+
+BASE is a git revision (default HEAD), unpacked with `git archive`; --base-src DIR takes a tree
+unpacked elsewhere instead (a copy of the repository without git history). Each kernel file
+(default: kernels/*.cu) of both trees is compiled to a cubin for each architecture (default
+90; files named *_sm90a.cu for sm_90a alone, as meson.build builds them) with the build's
+device flags, and disassembled with nvdisasm. A function's instructions are compared after
+what moves without the code changing is taken out: addresses, label numbers, the anonymous
+namespace's per-file hash in symbol names, and nvdisasm's annotations.
+
+One row a function: `same`, or how many instruction lines differ, with both sides' counts of
+instructions, MMAs and local-memory accesses and ptxas's registers and spill bytes. A
+refactor, a host-side change or a change aimed at one template instance must leave the other
+functions `same`: that is the evidence that a timing difference there is noise, and that
+results measured before the change still describe them.
+
+--show NAME prints the unified diff of the functions whose name contains NAME.
+
+Needs nvcc and nvdisasm (the CUDA toolkit; nvdisasm also comes in PyPI's nvidia-cuda-nvdisasm
+wheel), no GPU. Exit status: 0 every function the same; 1 a function differs, is new or is
+gone; 2 bad usage or a failed build (the compiler's message is shown).
+"""
+import argparse
+import difflib
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USAGE = "scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME] [--nvdisasm PATH]"
+# The device flags meson.build gives every kernel file (the optimisation level is ptxas's -O3).
+NVCC_FLAGS = ["-lineinfo", "-Isrc", "-Ikernels", "-Ioracle"]
+
+
+class Failure(Exception):
+    """Why there is no answer: printed as one line, exit 2."""
+
+
+# ---- reading nvdisasm's output ------------------------------------------------------------
+
+SECTION = re.compile(r"^\.text\.(\S+):\s*$")
+INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s*(.*?)\s*;")
+ANON_NAMESPACE = re.compile(r"_GLOBAL__N__([0-9a-f]{8})_(\d+)_")
+LABEL = re.compile(r"\.L_x_\d+")
+
+
+def normalize_symbol(name):
+    """A symbol with its anonymous namespace's two per-file hashes zeroed: they change with the
+    file's path and contents although the function does not. The namespace is nvcc's
+    _GLOBAL__N__<hash>_<n>_<n characters of file name>_<hash>; lengths are kept, so the name
+    still demangles."""
+    out, pos = [], 0
+    for m in ANON_NAMESPACE.finditer(name):
+        if m.start() < pos:
+            continue
+        tail = m.end() + int(m.group(2))
+        if not re.fullmatch(r"_[0-9a-f]{8}", name[tail:tail + 9]):
+            continue
+        out += [name[pos:m.start()], f"_GLOBAL__N__00000000_{m.group(2)}_", name[m.end():tail], "_00000000"]
+        pos = tail + 9
+    return "".join(out) + name[pos:]
+
+
+def normalize_instruction(text):
+    """An instruction without what differs between two builds of the same code: label numbers
+    and hashed symbol names (branch targets, calls)."""
+    return normalize_symbol(LABEL.sub(".L", re.sub(r"\s+", " ", text)))
+
+
+def functions(sass):
+    """{symbol (normalized): [instructions (normalized)]} from nvdisasm's text."""
+    out, current = {}, None
+    for line in sass.splitlines():
+        m = SECTION.match(line.strip())
+        if m:
+            current = normalize_symbol(m.group(1))
+            out[current] = []
+            continue
+        m = INSTRUCTION.match(line)
+        if m and current is not None:
+            out[current].append(normalize_instruction(m.group(1)))
+    return out
+
+
+def opcode(instruction):
+    """The opcode of an instruction, its predicate left out."""
+    parts = instruction.split()
+    if parts and parts[0].startswith("@"):
+        parts = parts[1:]
+    return parts[0] if parts else ""
+
+
+def counts(instructions):
+    """Instructions, MMAs (mma.sync's HMMA and wgmma's HGMMA) and local-memory accesses."""
+    ops = [opcode(i) for i in instructions]
+    return {
+        "instructions": len(ops),
+        "mma": sum(op.startswith(("HMMA", "HGMMA")) for op in ops),
+        "local": sum(op.startswith(("LDL", "STL")) for op in ops),
+    }
+
+
+def ptxas_resources(log):
+    """{symbol (normalized): (registers, spill stores, spill loads)} from ptxas -v's output."""
+    out, fn, spills = {}, None, (0, 0)
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line) or re.search(r"Function properties for (\S+)", line)
+        if m:
+            if m.group(1) != fn:
+                fn, spills = m.group(1), (0, 0)
+            continue
+        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            spills = (int(m.group(1)), int(m.group(2)))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and fn:
+            out[normalize_symbol(fn)] = (int(m.group(1)), *spills)
+            fn = None
+    return out
+
+
+# ---- building ------------------------------------------------------------------------------
+
+
+def find_nvdisasm(explicit):
+    """nvdisasm: --nvdisasm, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or a pip wheel's."""
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise Failure(f"--nvdisasm {explicit}: not an executable file")
+        return explicit
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    homes = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    candidates = [os.path.join(h, "bin", "nvdisasm") for h in homes if h]
+    for entry in sys.path:
+        candidates += sorted(glob.glob(os.path.join(entry, "nvidia", "*", "bin", "nvdisasm")))
+    for c in candidates:
+        if os.access(c, os.X_OK):
+            return c
+    raise Failure("nvdisasm not found: install the CUDA toolkit's (or `python3 -m pip install "
+                  "nvidia-cuda-nvdisasm`), or pass --nvdisasm PATH")
+
+
+def arch_of(path, arch):
+    """The architecture a file is built for: its own sm_90a for Hopper-only files."""
+    return "90a" if path.endswith("_sm90a.cu") else arch
+
+
+def compile_file(tree, path, arch, cubin):
+    """ptxas -v's log of PATH (relative to TREE) compiled to CUBIN for sm_ARCH."""
+    cmd = ["nvcc", "-cubin", f"-gencode=arch=compute_{arch},code=sm_{arch}", *NVCC_FLAGS, "-Xptxas", "-v",
+           path, "-o", cubin]
+    p = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write("\n".join((p.stdout + p.stderr).splitlines()[-30:]) + "\n")
+        raise Failure(f"nvcc failed on {path} for sm_{arch} in {tree}")
+    return p.stdout + p.stderr
+
+
+def disassemble(nvdisasm, cubin):
+    p = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Failure(f"nvdisasm failed on {cubin}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def side(tree, path, arch, nvdisasm, work, tag):
+    """({symbol: instructions}, {symbol: resources}) of one file built from one tree; a file the
+    tree lacks has no functions."""
+    if not os.path.exists(os.path.join(tree, path)):
+        return {}, {}
+    cubin = os.path.join(work, f"{tag}.cubin")
+    log = compile_file(tree, path, arch, cubin)
+    return functions(disassemble(nvdisasm, cubin)), ptxas_resources(log)
+
+
+# ---- comparing and reporting ---------------------------------------------------------------
+
+
+def compare(base, new):
+    """Rows (symbol, verdict, lines differing) for the union of both sides' functions."""
+    rows = []
+    for sym in sorted(set(base) | set(new)):
+        if sym not in base:
+            rows.append((sym, "new", len(new[sym])))
+        elif sym not in new:
+            rows.append((sym, "gone", len(base[sym])))
+        elif base[sym] == new[sym]:
+            rows.append((sym, "same", 0))
+        else:
+            changed = sum(1 for line in difflib.unified_diff(base[sym], new[sym], lineterm="", n=0)
+                          if line[:1] in "+-" and not line.startswith(("+++", "---")))
+            rows.append((sym, "differs", changed))
+    return rows
+
+
+def pretty(symbol):
+    """A demangled name without the namespace noise and the parameter list."""
+    try:
+        text = subprocess.run(["c++filt", symbol], capture_output=True, text=True).stdout.strip() or symbol
+    except OSError:
+        text = symbol
+    text = text.replace("(anonymous namespace)::", "").replace("void ", "")
+    return re.sub(r"\(.*", "", text)
+
+
+def pair(a, b):
+    return str(a) if a == b else f"{a} → {b}"
+
+
+def cell(side_counts, side_res, sym, key):
+    if sym not in side_counts:
+        return "-"
+    if key == "regs":
+        return str(side_res.get(sym, ("?",))[0])
+    if key == "spills":
+        r = side_res.get(sym)
+        return f"{r[1]}/{r[2]}" if r else "?"
+    return str(counts(side_counts[sym])[key])
+
+
+def report(path, arch, rows, base, new, base_res, new_res):
+    print(f"{path} sm_{arch}")
+    for sym, verdict, changed in rows:
+        what = f"differs ({changed} lines)" if verdict == "differs" else verdict
+        stats = "  ".join(
+            f"{label} {pair(cell(base, base_res, sym, key), cell(new, new_res, sym, key))}"
+            for label, key in (("ins", "instructions"), ("mma", "mma"), ("local", "local"), ("regs", "regs"),
+                               ("spills", "spills")))
+        print(f"  {what:<22} {pretty(sym)}  [{stats}]")
+
+
+def show(name, base, new):
+    for sym in sorted(set(base) | set(new)):
+        if name in sym or name in pretty(sym):
+            sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
+                base.get(sym, []), new.get(sym, []), f"base/{pretty(sym)}", f"new/{pretty(sym)}", lineterm=""))
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(prog="sass_diff.py", usage=USAGE, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("base", nargs="?", default="HEAD", help="git revision to compare with (default HEAD)")
+    ap.add_argument("--arch", action="append", help="compute capability, e.g. 90 (repeatable; default 90)")
+    ap.add_argument("--file", action="append", help="kernel file under the repository (repeatable; default kernels/*.cu)")
+    ap.add_argument("--base-src", help="compare with this source tree instead of BASE's")
+    ap.add_argument("--show", metavar="NAME", help="print the diff of the functions whose name contains NAME")
+    ap.add_argument("--nvdisasm", help="nvdisasm to use (default: found on PATH, in CUDA_HOME or a pip wheel)")
+    opt = ap.parse_args(argv)
+    for a in opt.arch or []:
+        if not re.fullmatch(r"\d{2,3}a?", a):
+            ap.error(f"--arch {a}: expected a compute capability such as 80, 90 or 120")
+    return opt
+
+
+def unpack(rev, dest):
+    p = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Failure(f"{rev}: not a commit of this repository")
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", "--format=tar", p.stdout.strip()], stdout=subprocess.PIPE)
+    untar = subprocess.run(["tar", "-x", "-C", dest], stdin=archive.stdout)
+    archive.stdout.close()
+    if archive.wait() != 0 or untar.returncode != 0:
+        raise Failure(f"could not unpack {rev}'s tree")
+
+
+def kernel_files(opt, base_tree):
+    if opt.file:
+        for f in opt.file:
+            if not os.path.exists(os.path.join(REPO, f)) and not os.path.exists(os.path.join(base_tree, f)):
+                raise Failure(f"--file {f}: in neither tree")
+        return opt.file
+    names = {os.path.relpath(p, tree) for tree in (REPO, base_tree) for p in glob.glob(os.path.join(tree, "kernels", "*.cu"))}
+    return sorted(names)
+
+
+def main(argv):
+    opt = parse(argv)
+    try:
+        with tempfile.TemporaryDirectory(prefix="sass_diff.") as work:
+            base_tree = opt.base_src
+            if base_tree is None:
+                base_tree = os.path.join(work, "base")
+                os.makedirs(base_tree)
+                unpack(opt.base, base_tree)
+            elif not os.path.isdir(base_tree):
+                raise Failure(f"--base-src {base_tree}: not a directory")
+            files = kernel_files(opt, base_tree)
+            if not shutil.which("nvcc"):
+                raise Failure("nvcc not found on PATH")
+            nvdisasm = find_nvdisasm(opt.nvdisasm)
+            moved = False
+            archs = opt.arch or ["90"]
+            for path in files:
+                for arch in sorted({arch_of(path, a) for a in archs}, key=lambda a: (int(a.rstrip("a")), a)):
+                    base, base_res = side(base_tree, path, arch, nvdisasm, work, "base")
+                    new, new_res = side(REPO, path, arch, nvdisasm, work, "new")
+                    rows = compare(base, new)
+                    moved |= any(v != "same" for _, v, _ in rows)
+                    report(path, arch, rows, base, new, base_res, new_res)
+                    if opt.show:
+                        show(opt.show, base, new)
+    except Failure as e:
+        print(f"sass_diff: {e}", file=sys.stderr)
+        return 2
+    return 1 if moved else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""scripts/sass_diff.py: reading nvdisasm's text and ptxas -v's log, zeroing nvcc's per-file
+namespace hashes, and the verdicts (same, differs, new, gone) on fixtures; then, where nvcc
+(argv[1]) and nvdisasm are found, the command itself on two small trees: an unchanged kernel
+and one in an anonymous namespace (whose symbol hash differs between the trees) are `same`, an
+edited one `differs`, an added one `new`, a removed one `gone`, exit 1; identical trees exit 0.
+No GPU needed."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(root, "scripts"))
+import sass_diff  # noqa: E402
+
+# ---- fixtures: the parts that must not count as change --------------------------------------
+
+a = "_ZN59_GLOBAL__N__b0424ee2_26_verify_attn_mla_onepass_cu_b98c1b5614onepass_kernelILi9EEEv16vb_verify_paramsPvN2vb11SchedConfigE"
+b = "_ZN59_GLOBAL__N__1f2e3d4c_26_verify_attn_mla_onepass_cu_0badcafe14onepass_kernelILi9EEEv16vb_verify_paramsPvN2vb11SchedConfigE"
+assert a != b and sass_diff.normalize_symbol(a) == sass_diff.normalize_symbol(b)
+assert len(sass_diff.normalize_symbol(a)) == len(a)  # lengths kept: it still demangles
+assert sass_diff.normalize_symbol("_Z6kernelPf") == "_Z6kernelPf"
+if shutil.which("c++filt"):
+    assert sass_diff.pretty(sass_diff.normalize_symbol(a)) == "onepass_kernel<9>", sass_diff.pretty(a)
+
+
+def listing(name, body, label):
+    lines = [f"\t.section\t.text.{name},\"ax\",@progbits", f".text.{name}:", f"{name}:"]
+    for i, ins in enumerate(body):
+        lines.append(f"        /*{16 * i:04x}*/                   {ins.format(L=label)} ;")
+    lines.append(f".L_x_{label}:")
+    return "\n".join(lines)
+
+
+body = ["LDC R1, c[0x0][0x28]", "@!P0 BRA `(.L_x_{L})", "HMMA.16816.F32.BF16 R4, R8, R12, R4",
+        "STL [R1+0x4], R2   (*\"SpillRefill\"*)", "EXIT"]
+one = sass_diff.functions(listing(a, body, 12) + "\n" + listing("_Z4keepPf", ["EXIT"], 3))
+two = sass_diff.functions(listing(b, body, 977) + "\n" + listing("_Z5freshPf", ["EXIT"], 4))
+key = sass_diff.normalize_symbol(a)
+assert one[key] == two[key], (one[key], two[key])  # label numbers and the hash do not count
+assert sass_diff.counts(one[key]) == {"instructions": 5, "mma": 1, "local": 1}, sass_diff.counts(one[key])
+rows = {sym: (v, n) for sym, v, n in sass_diff.compare(one, two)}
+assert rows == {key: ("same", 0), "_Z4keepPf": ("gone", 1), "_Z5freshPf": ("new", 1)}, rows
+edited = {key: [i.replace("R4, R8", "R4, R9") for i in one[key]], "_Z4keepPf": one["_Z4keepPf"]}
+assert sass_diff.compare(one, edited) == [("_Z4keepPf", "same", 0), (key, "differs", 2)], sass_diff.compare(one, edited)
+
+log = f"""ptxas info    : Compiling entry function '{a}' for 'sm_90'
+ptxas info    : Function properties for {a}
+    104 bytes stack frame, 118 bytes spill stores, 148 bytes spill loads
+ptxas info    : Used 255 registers, used 16 barriers, 104 bytes cumulative stack size
+ptxas info    : Compiling entry function '_Z4keepPf' for 'sm_90'
+ptxas info    : Function properties for _Z4keepPf
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]
+"""
+res = sass_diff.ptxas_resources(log)
+assert res == {key: (255, 118, 148), "_Z4keepPf": (8, 0, 0)}, res
+print("sass_diff: fixtures as expected")
+
+# ---- the command on two small trees ----------------------------------------------------------
+
+nvcc = shutil.which(sys.argv[1] if len(sys.argv) > 1 else "nvcc")
+try:
+    nvdisasm, why = sass_diff.find_nvdisasm(None), None
+except sass_diff.Failure as e:
+    nvdisasm, why = None, str(e)
+if nvcc is None or nvdisasm is None:
+    print(f"sass_diff: the build part skipped ({why or 'nvcc not found'})")
+    sys.exit(0)
+
+BASE = """__global__ void keep(float *x) { x[threadIdx.x] *= 2.f; }
+__global__ void edit(float *x) { x[threadIdx.x] += 1.f; }
+__global__ void gone(float *x) { x[threadIdx.x] = 0.f; }
+namespace { __global__ void hidden(float *x) { x[threadIdx.x] -= 3.f; } }
+void launch(float *x) { hidden<<<1, 32>>>(x); }
+"""
+NEW = BASE.replace("+= 1.f", "+= 5.f").replace("__global__ void gone(float *x) { x[threadIdx.x] = 0.f; }",
+                                                "__global__ void fresh(float *x) { x[threadIdx.x] = 1.f; }")
+assert NEW != BASE
+
+with tempfile.TemporaryDirectory() as d:
+    def tree(name, text):
+        path = os.path.join(d, name)
+        os.makedirs(os.path.join(path, "kernels"))
+        os.makedirs(os.path.join(path, "scripts"))
+        shutil.copy(os.path.join(root, "scripts", "sass_diff.py"), os.path.join(path, "scripts"))
+        with open(os.path.join(path, "kernels", "tiny.cu"), "w") as f:
+            f.write(text)
+        return path
+
+    base, new, copy = tree("base", BASE), tree("new", NEW), tree("copy", NEW)
+    env = dict(os.environ, PATH=os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", ""))
+
+    def run(tree_dir, base_dir, *extra):
+        p = subprocess.run([sys.executable, os.path.join(tree_dir, "scripts", "sass_diff.py"), "--base-src", base_dir,
+                            "--nvdisasm", nvdisasm, *extra], env=env, capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    rc, out, err = run(new, base, "--show", "edit")
+    assert rc == 1, (rc, out, err)
+    # rows: "  VERDICT [(N lines)]  NAME  [counts]"
+    verdicts = {line.split("[")[0].split()[-1]: line.split()[0] for line in out.splitlines() if line.startswith("  ")}
+    assert verdicts.get("keep") == "same", out
+    assert verdicts.get("hidden") == "same", out  # its namespace hash differs between the trees
+    assert verdicts.get("edit") == "differs", out
+    assert verdicts.get("gone") == "gone" and verdicts.get("fresh") == "new", out
+    assert "--- base/edit" in out and "+++ new/edit" in out, out  # --show's diff
+
+    rc, out, err = run(new, copy)
+    assert rc == 0 and "differs" not in out and out.count("same") == 4, (rc, out, err)
+print("sass_diff: the command as expected")
