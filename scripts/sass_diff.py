@@ -18,7 +18,12 @@ refactor, a host-side change or a change aimed at one template instance must lea
 functions `same`: that is the evidence that a timing difference there is noise, and that
 results measured before the change still describe them.
 
---show NAME prints the unified diff of the functions whose name contains NAME.
+--show NAME prints the unified diff of the functions whose name contains NAME; --loops NAME
+lists their loops that hold MMAs (found by their backward branches, outermost first) on both
+sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
+barriers, and how many instructions after each shared- or global-memory load the first one
+reading its result comes (a load right before its use leaves the latency exposed, unless
+another warp fills it).
 
 Needs nvcc and nvdisasm (the CUDA toolkit; nvdisasm also comes in PyPI's nvidia-cuda-nvdisasm
 wheel), no GPU. Exit status: 0 every function the same; 1 a function differs, is new or is
@@ -35,7 +40,8 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-USAGE = "scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME] [--nvdisasm PATH]"
+USAGE = ("scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME] [--loops NAME] "
+         "[--nvdisasm PATH]")
 # The device flags meson.build gives every kernel file (the optimisation level is ptxas's -O3).
 NVCC_FLAGS = ["-lineinfo", "-Isrc", "-Ikernels", "-Ioracle"]
 
@@ -75,19 +81,40 @@ def normalize_instruction(text):
     return normalize_symbol(LABEL.sub(".L", re.sub(r"\s+", " ", text)))
 
 
-def functions(sass):
-    """{symbol (normalized): [instructions (normalized)]} from nvdisasm's text."""
-    out, current = {}, None
+LABEL_LINE = re.compile(r"^\s*(\.L_x_\d+):\s*$")
+ADDRESS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
+
+
+def listing(sass):
+    """{symbol (normalized): ([(address, instruction)], {label: address})} from nvdisasm's text:
+    the instructions as printed, and where each label points."""
+    out, current, pending = {}, None, []
     for line in sass.splitlines():
         m = SECTION.match(line.strip())
         if m:
             current = normalize_symbol(m.group(1))
-            out[current] = []
+            out[current] = ([], {})
+            pending = []
+            continue
+        if current is None:
+            continue
+        m = LABEL_LINE.match(line)
+        if m:
+            pending.append(m.group(1))
             continue
         m = INSTRUCTION.match(line)
-        if m and current is not None:
-            out[current].append(normalize_instruction(m.group(1)))
+        if m:
+            address = int(ADDRESS.match(line).group(1), 16)
+            out[current][0].append((address, m.group(1)))
+            for label in pending:
+                out[current][1][label] = address
+            pending = []
     return out
+
+
+def functions(sass):
+    """{symbol (normalized): [instructions (normalized)]} from nvdisasm's text."""
+    return {sym: [normalize_instruction(i) for _, i in code] for sym, (code, _) in listing(sass).items()}
 
 
 def opcode(instruction):
@@ -106,6 +133,74 @@ def counts(instructions):
         "mma": sum(op.startswith(("HMMA", "HGMMA")) for op in ops),
         "local": sum(op.startswith(("LDL", "STL")) for op in ops),
     }
+
+
+def registers_of(operand):
+    return [int(r) for r in re.findall(r"\bR(\d+)\b", operand)]
+
+
+def load_width(op):
+    """Registers a load writes: ldmatrix .x4/.x2/.x1, or the access width of LDG, LDS and LDL."""
+    m = re.search(r"\.M(?:T)?88\.(\d)", op)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"\.(64|128)\b", op)
+    return int(m.group(1)) // 32 if m else 1
+
+
+def load_use_distances(code):
+    """For each shared- or global-memory load of CODE ([instruction]), how many instructions
+    later the first one reading its destination comes (straight-line code only: the search
+    stops at a branch or a barrier)."""
+    out = []
+    for i, ins in enumerate(code):
+        parts = ins.split()
+        if parts and parts[0].startswith("@"):
+            parts = parts[1:]
+        if not parts or not parts[0].startswith(("LDSM", "LDS", "LDG")) or len(parts) < 2:
+            continue
+        operands = " ".join(parts[1:]).split(",")
+        first = registers_of(operands[0])
+        if not first:
+            continue
+        dest = set(range(first[0], first[0] + load_width(parts[0])))
+        for j in range(i + 1, len(code)):
+            later = code[j].split()
+            if later and later[0].startswith("@"):
+                later = later[1:]
+            if not later:
+                continue
+            sources = " ".join(later[1:]).split(",")[1:] if not later[0].startswith(("ST", "RED", "ATOM")) else \
+                " ".join(later[1:]).split(",")
+            if any(r in dest for src in sources for r in registers_of(src)):
+                out.append(j - i)
+                break
+            if later[0].startswith(("BRA", "BAR", "EXIT", "RET")):
+                break
+    return out
+
+
+def loops(code, labels):
+    """Loops of a function, found by their backward branches: [(first, last address, their
+    instructions)], outermost first."""
+    found = []
+    index = {address: k for k, (address, _) in enumerate(code)}
+    for k, (address, ins) in enumerate(code):
+        m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", ins)
+        if m and m.group(1) in labels and labels[m.group(1)] <= address:
+            start = index[labels[m.group(1)]]
+            found.append((code[start][0], address, [i for _, i in code[start:k + 1]]))
+    return sorted(found, key=lambda x: (x[0], -x[1]))
+
+
+def loop_summary(body):
+    ops = [opcode(i) for i in body]
+    d = sorted(load_use_distances(body))
+    median = d[len(d) // 2] if d else "-"
+    near = sum(1 for x in d if x <= 2)
+    return (f"{len(ops)} ins, {counts(body)['mma']} mma, {sum(op.startswith('LDSM') for op in ops)} ldsm, "
+            f"{counts(body)['local']} local, {sum(op.startswith('BAR') for op in ops)} bar; "
+            f"load to first use median {median} ({near} of {len(d)} within 2)")
 
 
 def ptxas_resources(log):
@@ -174,13 +269,13 @@ def disassemble(nvdisasm, cubin):
 
 
 def side(tree, path, arch, nvdisasm, work, tag):
-    """({symbol: instructions}, {symbol: resources}) of one file built from one tree; a file the
-    tree lacks has no functions."""
+    """(nvdisasm's text, {symbol: resources}) of one file built from one tree; a file the tree
+    lacks has no functions."""
     if not os.path.exists(os.path.join(tree, path)):
-        return {}, {}
+        return "", {}
     cubin = os.path.join(work, f"{tag}.cubin")
     log = compile_file(tree, path, arch, cubin)
-    return functions(disassemble(nvdisasm, cubin)), ptxas_resources(log)
+    return disassemble(nvdisasm, cubin), ptxas_resources(log)
 
 
 # ---- comparing and reporting ---------------------------------------------------------------
@@ -239,11 +334,30 @@ def report(path, arch, rows, base, new, base_res, new_res):
         print(f"  {what:<22} {pretty(sym)}  [{stats}]")
 
 
+def matches(name, sym):
+    return name in sym or name in pretty(sym)
+
+
 def show(name, base, new):
     for sym in sorted(set(base) | set(new)):
-        if name in sym or name in pretty(sym):
+        if matches(name, sym):
             sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
                 base.get(sym, []), new.get(sym, []), f"base/{pretty(sym)}", f"new/{pretty(sym)}", lineterm=""))
+
+
+def show_loops(name, base_listing, new_listing):
+    """The MMA loops of the functions whose name contains NAME, on both sides."""
+    for sym in sorted(set(base_listing) | set(new_listing)):
+        if not matches(name, sym):
+            continue
+        print(f"  loops holding MMAs in {pretty(sym)}:")
+        for label, lst in (("base", base_listing), ("new", new_listing)):
+            if sym not in lst:
+                print(f"    {label}: no such function")
+                continue
+            for first, last, body in loops(*lst[sym]):
+                if counts(body)["mma"]:
+                    print(f"    {label} {first:#07x}-{last:#07x}: {loop_summary(body)}")
 
 
 # ---- the command ---------------------------------------------------------------------------
@@ -257,6 +371,7 @@ def parse(argv):
     ap.add_argument("--file", action="append", help="kernel file under the repository (repeatable; default kernels/*.cu)")
     ap.add_argument("--base-src", help="compare with this source tree instead of BASE's")
     ap.add_argument("--show", metavar="NAME", help="print the diff of the functions whose name contains NAME")
+    ap.add_argument("--loops", metavar="NAME", help="list the loops holding MMAs of the functions whose name contains NAME")
     ap.add_argument("--nvdisasm", help="nvdisasm to use (default: found on PATH, in CUDA_HOME or a pip wheel)")
     opt = ap.parse_args(argv)
     for a in opt.arch or []:
@@ -306,11 +421,14 @@ def main(argv):
             archs = opt.arch or ["90"]
             for path in files:
                 for arch in sorted({arch_of(path, a) for a in archs}, key=lambda a: (int(a.rstrip("a")), a)):
-                    base, base_res = side(base_tree, path, arch, nvdisasm, work, "base")
-                    new, new_res = side(REPO, path, arch, nvdisasm, work, "new")
+                    base_sass, base_res = side(base_tree, path, arch, nvdisasm, work, "base")
+                    new_sass, new_res = side(REPO, path, arch, nvdisasm, work, "new")
+                    base, new = functions(base_sass), functions(new_sass)
                     rows = compare(base, new)
                     moved |= any(v != "same" for _, v, _ in rows)
                     report(path, arch, rows, base, new, base_res, new_res)
+                    if opt.loops:
+                        show_loops(opt.loops, listing(base_sass), listing(new_sass))
                     if opt.show:
                         show(opt.show, base, new)
     except Failure as e:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/sass_diff.py: reading nvdisasm's text and ptxas -v's log, zeroing nvcc's per-file
-namespace hashes, and the verdicts (same, differs, new, gone) on fixtures; then, where nvcc
+namespace hashes, the verdicts (same, differs, new, gone), and a loop's counts and load-to-use
+distances, on fixtures; then, where nvcc
 (argv[1]) and nvdisasm are found, the command itself on two small trees: an unchanged kernel
 and one in an anonymous namespace (whose symbol hash differs between the trees) are `same`, an
 edited one `differs`, an added one `new`, a removed one `gone`, exit 1; identical trees exit 0.
@@ -57,6 +58,30 @@ ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]
 """
 res = sass_diff.ptxas_resources(log)
 assert res == {key: (255, 118, 148), "_Z4keepPf": (8, 0, 0)}, res
+# A loop (its backward branch), its MMA and spill, and how far each load's first use is.
+loop_text = "\n".join([
+    ".text._Z4loopPf:",
+    "        /*0000*/                   MOV R1, RZ ;",
+    ".L_x_7:",
+    "        /*0010*/                   LDSM.16.M88.4 R8, [R2] ;",
+    "        /*0020*/                   LDG.E.128 R20, desc[UR4][R4.64] ;",
+    "        /*0030*/                   HMMA.16816.F32.BF16 R12, R8, R22, R12 ;",
+    "        /*0040*/                   STL [R1+0x4], R9 ;",
+    "        /*0050*/                   LDS R30, [R3] ;",
+    "        /*0060*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;",
+    "        /*0070*/                   FADD R31, R30, 1 ;",
+    "        /*0080*/               @P0 BRA `(.L_x_7) ;",
+    "        /*0090*/                   EXIT ;"])
+code, labels = sass_diff.listing(loop_text)["_Z4loopPf"]
+assert labels == {".L_x_7": 0x10}, labels
+found = sass_diff.loops(code, labels)
+assert [(a, b, len(body)) for a, b, body in found] == [(0x10, 0x80, 8)], found
+body = found[0][2]
+assert sass_diff.counts(body) == {"instructions": 8, "mma": 1, "local": 1}, sass_diff.counts(body)
+# LDSM's R8-R11 read by the HMMA 2 later; LDG's R20-R23 by it 1 later; LDS's R30 only after
+# the barrier, where the search stops.
+assert sass_diff.load_use_distances(body) == [2, 1], sass_diff.load_use_distances(body)
+assert "1 mma" in sass_diff.loop_summary(body) and "median 2" in sass_diff.loop_summary(body)
 print("sass_diff: fixtures as expected")
 
 # ---- the command on two small trees ----------------------------------------------------------
@@ -98,7 +123,7 @@ with tempfile.TemporaryDirectory() as d:
                             "--nvdisasm", nvdisasm, *extra], env=env, capture_output=True, text=True)
         return p.returncode, p.stdout, p.stderr
 
-    rc, out, err = run(new, base, "--show", "edit")
+    rc, out, err = run(new, base, "--show", "edit", "--loops", "keep")
     assert rc == 1, (rc, out, err)
     # rows: "  VERDICT [(N lines)]  NAME  [counts]"
     verdicts = {line.split("[")[0].split()[-1]: line.split()[0] for line in out.splitlines() if line.startswith("  ")}
@@ -107,6 +132,7 @@ with tempfile.TemporaryDirectory() as d:
     assert verdicts.get("edit") == "differs", out
     assert verdicts.get("gone") == "gone" and verdicts.get("fresh") == "new", out
     assert "--- base/edit" in out and "+++ new/edit" in out, out  # --show's diff
+    assert "loops holding MMAs in keep" in out, out  # --loops (none: these kernels have no MMA)
 
     rc, out, err = run(new, copy)
     assert rc == 0 and "differs" not in out and out.count("same") == 4, (rc, out, err)
