@@ -18,7 +18,8 @@ refactor, a host-side change or a change aimed at one template instance must lea
 functions `same`: that is the evidence that a timing difference there is noise, and that
 results measured before the change still describe them.
 
---show NAME prints the unified diff of the functions whose name contains NAME; --loops NAME
+--json FILE also writes every function's verdict and both sides' counts (schema
+verifybench.sass_diff/1). --show NAME prints the unified diff of the functions whose name contains NAME; --loops NAME
 lists their loops that hold MMAs (found by their backward branches, outermost first) on both
 sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
 barriers, and how many instructions after each shared- or global-memory load the first one
@@ -32,6 +33,7 @@ gone; 2 bad usage or a failed build (the compiler's message is shown).
 import argparse
 import difflib
 import glob
+import json
 import os
 import re
 import shutil
@@ -41,7 +43,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USAGE = ("scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME] [--loops NAME] "
-         "[--nvdisasm PATH]")
+         "[--json FILE] [--nvdisasm PATH]")
 # The device flags meson.build gives every kernel file (the optimisation level is ptxas's -O3).
 NVCC_FLAGS = ["-lineinfo", "-Isrc", "-Ikernels", "-Ioracle"]
 
@@ -334,6 +336,20 @@ def report(path, arch, rows, base, new, base_res, new_res):
         print(f"  {what:<22} {pretty(sym)}  [{stats}]")
 
 
+def record(path, arch, row, base, new, base_res, new_res):
+    """One function's row as JSON (--json): both sides' counts, null where a side lacks it."""
+    sym, verdict, changed = row
+
+    def one(code, res):
+        if sym not in code:
+            return None
+        regs, stores, loads = res.get(sym, (None, None, None))
+        return {**counts(code[sym]), "registers": regs, "spill_stores": stores, "spill_loads": loads}
+
+    return {"file": path, "arch": f"sm_{arch}", "symbol": sym, "name": pretty(sym), "verdict": verdict,
+            "lines_changed": changed, "base": one(base, base_res), "new": one(new, new_res)}
+
+
 def matches(name, sym):
     return name in sym or name in pretty(sym)
 
@@ -371,6 +387,7 @@ def parse(argv):
     ap.add_argument("--file", action="append", help="kernel file under the repository (repeatable; default kernels/*.cu)")
     ap.add_argument("--base-src", help="compare with this source tree instead of BASE's")
     ap.add_argument("--show", metavar="NAME", help="print the diff of the functions whose name contains NAME")
+    ap.add_argument("--json", metavar="FILE", help="also write every function's verdict and counts as JSON")
     ap.add_argument("--loops", metavar="NAME", help="list the loops holding MMAs of the functions whose name contains NAME")
     ap.add_argument("--nvdisasm", help="nvdisasm to use (default: found on PATH, in CUDA_HOME or a pip wheel)")
     opt = ap.parse_args(argv)
@@ -405,6 +422,11 @@ def kernel_files(opt, base_tree):
 def main(argv):
     opt = parse(argv)
     try:
+        if opt.json:  # before the builds, not after them
+            try:
+                open(opt.json, "a").close()
+            except OSError as e:
+                raise Failure(f"--json {opt.json}: {e.strerror}")
         with tempfile.TemporaryDirectory(prefix="sass_diff.") as work:
             base_tree = opt.base_src
             if base_tree is None:
@@ -417,7 +439,7 @@ def main(argv):
             if not shutil.which("nvcc"):
                 raise Failure("nvcc not found on PATH")
             nvdisasm = find_nvdisasm(opt.nvdisasm)
-            moved = False
+            moved, records = False, []
             archs = opt.arch or ["90"]
             for path in files:
                 for arch in sorted({arch_of(path, a) for a in archs}, key=lambda a: (int(a.rstrip("a")), a)):
@@ -427,10 +449,20 @@ def main(argv):
                     rows = compare(base, new)
                     moved |= any(v != "same" for _, v, _ in rows)
                     report(path, arch, rows, base, new, base_res, new_res)
+                    records += [record(path, arch, r, base, new, base_res, new_res) for r in rows]
                     if opt.loops:
                         show_loops(opt.loops, listing(base_sass), listing(new_sass))
                     if opt.show:
                         show(opt.show, base, new)
+        if opt.json:
+            doc = {"schema": "verifybench.sass_diff/1", "base": opt.base_src or opt.base, "moved": moved,
+                   "records": records}
+            try:
+                with open(opt.json, "w") as f:
+                    json.dump(doc, f, indent=1)
+                    f.write("\n")
+            except OSError as e:
+                raise Failure(f"--json {opt.json}: {e.strerror}")
     except Failure as e:
         print(f"sass_diff: {e}", file=sys.stderr)
         return 2

@@ -6,6 +6,7 @@ distances, on fixtures; then, where nvcc
 and one in an anonymous namespace (whose symbol hash differs between the trees) are `same`, an
 edited one `differs`, an added one `new`, a removed one `gone`, exit 1; identical trees exit 0.
 No GPU needed."""
+import json
 import os
 import shutil
 import subprocess
@@ -123,8 +124,16 @@ with tempfile.TemporaryDirectory() as d:
                             "--nvdisasm", nvdisasm, *extra], env=env, capture_output=True, text=True)
         return p.returncode, p.stdout, p.stderr
 
-    rc, out, err = run(new, base, "--show", "edit", "--loops", "keep")
+    verdict_json = os.path.join(d, "verdict.json")
+    rc, out, err = run(new, base, "--show", "edit", "--loops", "keep", "--json", verdict_json)
     assert rc == 1, (rc, out, err)
+    with open(verdict_json) as f:
+        doc = json.load(f)
+    assert doc["schema"] == "verifybench.sass_diff/1" and doc["moved"] is True, doc
+    by_name = {r["name"]: r for r in doc["records"]}
+    assert by_name["edit"]["verdict"] == "differs" and by_name["edit"]["lines_changed"] > 0, by_name["edit"]
+    assert by_name["gone"]["new"] is None and by_name["fresh"]["base"] is None, doc
+    assert by_name["keep"]["base"] == by_name["keep"]["new"] and by_name["keep"]["new"]["registers"] > 0, doc
     # rows: "  VERDICT [(N lines)]  NAME  [counts]"
     verdicts = {line.split("[")[0].split()[-1]: line.split()[0] for line in out.splitlines() if line.startswith("  ")}
     assert verdicts.get("keep") == "same", out
