@@ -2,7 +2,8 @@
 """Did a change move a kernel's machine code? Compares, function by function, the SASS of the
 kernels built from the working tree with BASE's.
 
-    scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME]
+    scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--json FILE]
+                         [--show NAME] [--loops NAME] [--nvdisasm PATH]
 
 BASE is a git revision (default HEAD), unpacked with `git archive`; --base-src DIR takes a tree
 unpacked elsewhere instead (a copy of the repository without git history). Each kernel file
@@ -19,8 +20,8 @@ functions `same`: that is the evidence that a timing difference there is noise, 
 results measured before the change still describe them.
 
 --json FILE also writes every function's verdict and both sides' counts (schema
-verifybench.sass_diff/1). --show NAME prints the unified diff of the functions whose name contains NAME; --loops NAME
-lists their loops that hold MMAs (found by their backward branches, outermost first) on both
+verifybench.sass_diff/1). --show NAME prints the unified diff of the functions whose name
+contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward branches, outermost first) on both
 sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
 barriers, and how many instructions after each shared- or global-memory load the first one
 reading its result comes (a load right before its use leaves the latency exposed, unless
@@ -78,9 +79,10 @@ def normalize_symbol(name):
 
 
 def normalize_instruction(text):
-    """An instruction without what differs between two builds of the same code: label numbers
-    and hashed symbol names (branch targets, calls)."""
-    return normalize_symbol(LABEL.sub(".L", re.sub(r"\s+", " ", text)))
+    """An instruction without what differs between two builds of the same code: label numbers,
+    hashed symbol names (branch targets, calls), annotations and spacing."""
+    text = re.sub(r"\(\*.*?\*\)", "", text)  # nvdisasm's annotations, e.g. (*"SpillRefill"*)
+    return normalize_symbol(LABEL.sub(".L", re.sub(r"\s+", " ", text).strip()))
 
 
 LABEL_LINE = re.compile(r"^\s*(\.L_x_\d+):\s*$")

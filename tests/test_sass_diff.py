@@ -31,13 +31,13 @@ if shutil.which("c++filt"):
 def listing(name, body, label):
     lines = [f"\t.section\t.text.{name},\"ax\",@progbits", f".text.{name}:", f"{name}:"]
     for i, ins in enumerate(body):
-        lines.append(f"        /*{16 * i:04x}*/                   {ins.format(L=label)} ;")
+        lines.append(f"        /*{16 * i:04x}*/                   {ins.format(L=label, pad=' ' * label)} ;")
     lines.append(f".L_x_{label}:")
     return "\n".join(lines)
 
 
 body = ["LDC R1, c[0x0][0x28]", "@!P0 BRA `(.L_x_{L})", "HMMA.16816.F32.BF16 R4, R8, R12, R4",
-        "STL [R1+0x4], R2   (*\"SpillRefill\"*)", "EXIT"]
+        "STL [R1+0x4], R2 {pad}(*\"SpillRefill\"*)", "EXIT"]
 one = sass_diff.functions(listing(a, body, 12) + "\n" + listing("_Z4keepPf", ["EXIT"], 3))
 two = sass_diff.functions(listing(b, body, 977) + "\n" + listing("_Z5freshPf", ["EXIT"], 4))
 key = sass_diff.normalize_symbol(a)
