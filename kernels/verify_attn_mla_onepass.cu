@@ -23,10 +23,6 @@
 //   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1). The
 //   shortest launches (quads whose pieces are mostly one tile) skip the copy and load the B
 //   registers straight from q, four 4-byte loads a lane (kQDirect).
-// - 64- and 72-row units on one CTA (the long contexts) take the interleaved walk instead: 16-key tiles
-//   in four stages, and at step t the Sᵀ warps run Sᵀ of tile t and Oᵀ of tile t - 1 in one
-//   loop (run_tiles_interleaved), so that Oᵀ's MMAs have the waits on Sᵀ's loads to fill; the
-//   other walks run a tile's phases one after another.
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
 //   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
 //   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
@@ -57,12 +53,11 @@ constexpr int kKeys = 32;
 // cost 1.5-3% at the long and mid shapes (A/B 8 → 16, results/h200/NOTES.md, twenty-second: bs 1 ×
 // 200k 194.7 → 188.6 µs, bs 8 × 23k 180.8 → 175.2; geomean 0.981 over 7 records).
 constexpr float kLazy = 16.f;
-// Where the interleaved walk's Sᵀ warps run Oᵀ of the previous tile (run_tiles_interleaved).
-enum OPlace { kONone, kOInScores, kOAfterScores };
 constexpr int kWarps = 8;                  // 255 registers each, 144 of them Oᵀ accumulators
 constexpr int kThreads = kWarps * kWarp;
 constexpr int kDimsPerWarp = 512 / kWarps;  // value dims each warp accumulates
 constexpr int kDimTiles = kDimsPerWarp / 16;
+constexpr int kLoaders = kThreads / kKeys;  // threads copying one key row of a tile
 constexpr int kDqk = 576, kDv = 512;
 constexpr int kRowBytes = kDqk * 2;        // one KV or q row: 1152 bytes, 72 chunks of 16
 constexpr int kChunks = kRowBytes / 16;
@@ -74,16 +69,9 @@ constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives 
 constexpr int kC0 = 6, kMinSpan = 1;
 constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in B-fragment order
 
-// Shared memory of one configuration; every offset a multiple of 16 bytes. kTK is the keys of
-// a tile: 32 (two KV stages, the phases of a tile one after another) or 16 (the interleaved
-// walk: four KV stages, and Pᵀ, the rescale factors and the moved flags by tile parity, since
-// Oᵀ of one tile runs beside Sᵀ and the softmax of the next; see run_tiles_interleaved).
-template <int kN8, int kTK = kKeys> struct Smem {
+// Shared memory of one configuration; every offset a multiple of 16 bytes.
+template <int kN8> struct Smem {
     static constexpr int kRows = 8 * kN8;
-    static constexpr bool kInterleaved = kTK < kKeys;
-    static constexpr int kStages = kInterleaved ? 4 : 2; // KV stages
-    static constexpr int kBufs = kInterleaved ? 2 : 1;   // Pᵀ and rescale buffers
-    static constexpr int kMH = kTK / 16;                 // m16 key tiles of a tile
     // Row groups of the Sᵀ warps (a pair each): 3 for 4k + 1 n8 tiles (5 and 9), 4 otherwise.
     // With 4 groups, 9 tiles split 3/2/2/2 and 5 tiles 2/1/1/1, and the group holding the extra
     // tile set every tile's pace. Three groups of 3 (or 2/2/1) hold more MMAs a warp (108 at 72
@@ -97,15 +85,13 @@ template <int kN8, int kTK = kKeys> struct Smem {
     static constexpr int kSW = 2 * kGroups;           // Sᵀ warps
     static constexpr int kNt = (kN8 + kGroups - 1) / kGroups; // most n8 row tiles of one group
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
-    static constexpr int kv = 0;                                  // [kStages][kTK][kRowBytes]
-    static constexpr int pt = kv + kStages * kTK * kRowBytes;     // [kBufs][kTK][kPStride]
-    static constexpr int mask = pt + kBufs * kTK * kPStride;      // [2][kRows tokens][kTK]
-    static constexpr int xch = mask + 2 * kRows * kTK;            // [kSW][2·kMH·kNt][kWarp] partial Sᵀ sent to the pair
-    static constexpr int lpart = xch + kSW * 2 * kMH * kNt * kWarp * 4; // [kSW][kNt][kWarp] each lane's share of its row sums
-    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [kBufs][kRows] rescale of this tile
-    // Some row's max moved in a tile: kTK 32, [2] int by tile parity (set by atomicOr, reset a
-    // tile later); kTK 16, [2][kWarps] bytes, one an Sᵀ warp, written every tile (no reset).
-    static constexpr int moved = corr + kBufs * kRows * 4;
+    static constexpr int kv = 0;                                  // [2][kKeys][kRowBytes]
+    static constexpr int pt = kv + 2 * kKeys * kRowBytes;         // [kKeys][kPStride]
+    static constexpr int mask = pt + kKeys * kPStride;            // [2][kRows tokens][kKeys]
+    static constexpr int xch = mask + 2 * kRows * kKeys;          // [kSW][4·kNt][kWarp] partial Sᵀ sent to the pair
+    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp] each lane's share of its row sums
+    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [kRows] rescale of this tile
+    static constexpr int moved = corr + kRows * 4;                // [2] int: some row's max moved, by tile parity
     static constexpr int rsum = moved + 16;                       // [kRows] row sums, at the end of a piece
     static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
     static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
@@ -139,24 +125,23 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, int kTK = kKeys> struct Onepass {
-    using L = Smem<kN8, kTK>;
-    static constexpr int kRows = L::kRows, kMH = L::kMH;
-    static constexpr int kLoad = kThreads / kTK; // threads copying one key row of a tile
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
+    using L = Smem<kN8>;
+    static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
     // all of them, or a quarter or half of them on a CTA quad or pair (quad_n8, pair_n8).
     static constexpr int kUnitRows = 8 * kUnitN8;
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
     static constexpr int kGroups = L::kGroups, kSW = L::kSW, kNt = L::kNt;
-    static constexpr int kMaskWords = kRows * kTK / kThreads / 4 + 1; // staged mask bytes, 4 a word
+    static constexpr int kMaskWords = kRows * kKeys / kThreads / 4 + 1; // staged mask bytes, 4 a word
 
     const vb_verify_params &p;
     unsigned char *smem;
     const PieceState &ps;
     const int tid, warp, lane, g, t; // g = lane / 4 (MMA group), t = lane % 4
 
-    // Loader role: key tid / kLoad of every tile, chunks (tid % kLoad) + kLoad·i.
+    // Loader role: key tid / kLoaders of every tile, chunks (tid % kLoaders) + kLoaders·i.
     int64_t slot_next; // slot of this thread's key in the tile after the one being issued
     unsigned mask_reg[kMaskWords];
 
@@ -191,7 +176,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
 
     __device__ bool tile_needs_mask(int tile) const
     {
-        return !p.prefix_visible || (int64_t)(tile + 1) * kTK > ps.rq.P;
+        return !p.prefix_visible || (int64_t)(tile + 1) * kKeys > ps.rq.P;
     }
 
     // Issue the cp.async copies of one tile's KV rows into stage st, evict-first in L2 (read
@@ -199,30 +184,30 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     // eighth), bs 8 × 23k 187.1 → 181.9 µs, bs 8 × 4096 59.9 → 58.3, bs 1 × 200k 205.1 → 199.7.
     __device__ void issue_kv(int tile, int st, int64_t slot)
     {
-        const int key = tid / kLoad, sub = tid % kLoad;
-        const bool valid = (int64_t)tile * kTK + key < ps.keys;
+        const int key = tid / kLoaders, sub = tid % kLoaders;
+        const bool valid = (int64_t)tile * kKeys + key < ps.keys;
         const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot);
-        const unsigned row = smem_u32(smem + L::kv + (st * kTK + key) * kRowBytes);
+        const unsigned row = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes);
         const unsigned dst = row + 16 * ((sub & ~7) | ((sub & 7) ^ swz(key)));
         const uint64_t evict_first = l2_evict_first_policy();
 #pragma unroll
-        for (int i = 0; i < (kChunks + kLoad - 1) / kLoad; i++)
-            if (sub + kLoad * i < kChunks)
-                cp_async16(dst + 16 * kLoad * i, src + 16 * (sub + kLoad * i), valid, evict_first);
+        for (int i = 0; i < (kChunks + kLoaders - 1) / kLoaders; i++)
+            if (sub + kLoaders * i < kChunks)
+                cp_async16(dst + 16 * kLoaders * i, src + 16 * (sub + kLoaders * i), valid, evict_first);
     }
 
     // Mask bytes of one tile (the piece's tokens × 32 keys) into registers, 4 to a word.
     __device__ void load_mask(int tile)
     {
-        const int64_t keys = ps.keys, base = ps.rq.mask0 + ps.tok_lo * keys + (int64_t)tile * kTK;
+        const int64_t keys = ps.keys, base = ps.rq.mask0 + ps.tok_lo * keys + (int64_t)tile * kKeys;
         const int ntok = ps.ntok;
 #pragma unroll
         for (int w = 0; w < kMaskWords; w++) {
             unsigned word = 0;
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                const int e = tid + kThreads * (4 * w + k), tk = e / kTK, key = e % kTK;
-                if (tk < ntok && (int64_t)tile * kTK + key < keys)
+                const int e = tid + kThreads * (4 * w + k), tk = e / kKeys, key = e % kKeys;
+                if (tk < ntok && (int64_t)tile * kKeys + key < keys)
                     word |= (unsigned)__ldg(p.custom_mask + base + tk * keys + key) << (8 * k);
             }
             mask_reg[w] = word;
@@ -230,13 +215,13 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     }
     __device__ void store_mask(int st)
     {
-        uint8_t *mk = smem + L::mask + st * kRows * kTK;
+        uint8_t *mk = smem + L::mask + st * kRows * kKeys;
 #pragma unroll
         for (int w = 0; w < kMaskWords; w++)
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 const int e = tid + kThreads * (4 * w + k);
-                if (e < kRows * kTK)
+                if (e < kRows * kKeys)
                     mk[e] = (uint8_t)(mask_reg[w] >> (8 * k));
             }
     }
@@ -274,12 +259,8 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
         for (int jj = 0; jj < kNt; jj++)
             if (warp < kSW)
                 reinterpret_cast<float *>(smem + L::lpart)[(warp * kNt + jj) * kWarp + lane] = 0.f;
-        if constexpr (L::kInterleaved) {
-            if (tid < 4) // the bytes of warps without an Sᵀ role stay 0
-                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
-        } else if (tid == 0) {
+        if (tid == 0)
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
-        }
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
         // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
@@ -308,7 +289,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     template <int NT, class F> static __device__ __forceinline__ void for_each_exchanged(F f)
     {
 #pragma unroll
-        for (int mh = 0; mh < kMH; mh++)
+        for (int mh = 0; mh < 2; mh++)
 #pragma unroll
             for (int jj = 0; jj < NT; jj++)
 #pragma unroll
@@ -322,7 +303,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     {
         const int mi = lane / 8, r8 = lane % 8;
         x = (mi >> 1) ^ swz(r8);
-        return smem_u32(smem + L::kv + (st * kTK + 8 * (mi & 1) + r8) * kRowBytes);
+        return smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
     }
 
     // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
@@ -332,25 +313,11 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     // warp give 2·NT independent accumulator chains of 18 MMAs and reuse each q load twice; the
     // row split makes each row's softmax warp-local. NT and KS are template arguments so that
     // no MMA is predicated and every shared-memory offset is an immediate.
-    //
-    // kWithO (the interleaved walk, 16-key tiles): the same loop also runs Oᵀ of the previous
-    // tile (stage st_o, Pᵀ buffer po), n8 row tile d at double k-step d, so that each step's
-    // K and q loads have Oᵀ's MMAs, which need no load of their own but Pᵀ's, to hide behind.
-    template <int NT, int KS, bool kWithO = false>
-    __device__ void partial_scores(int st, const uint4 *qfrag, float (&acc)[kMH][NT][4], int st_o = 0, int po = 0,
-                                   bool first_o = false)
+    template <int NT, int KS> __device__ void partial_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         constexpr int kSteps = kChunks / 4 / 2; // double k-steps (32 dims) of one half: 9
-        static_assert(!kWithO || (kN8 <= kSteps && kMH == 1), "at most one n8 tile of Oᵀ per double k-step of Sᵀ");
-        unsigned va[kWithO ? kDimTiles : 1][4], pb = 0;
-        if constexpr (kWithO) {
-            if (!first_o && o_moved(po))
-                rescale_o(po);
-            load_v(smem_u32(smem + L::kv + st_o * kTK * kRowBytes), 0, va);
-            pb = pt_lane(po, 0);
-        }
 #pragma unroll
-        for (int mh = 0; mh < kMH; mh++)
+        for (int mh = 0; mh < 2; mh++)
 #pragma unroll
             for (int jj = 0; jj < NT; jj++)
                 acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
@@ -367,42 +334,33 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
             const int ds = KS * kSteps + d;
             unsigned a[2][2][4];
 #pragma unroll
-            for (int mh = 0; mh < kMH; mh++)
+            for (int mh = 0; mh < 2; mh++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const int c = 4 * ds + 2 * e;
                     ldsm_x4(a[mh][e], kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
                 }
-            if constexpr (kWithO) {
-                if (d < kN8) { // known at compile time: the loop is unrolled
-                    unsigned b[2];
-                    ldsm_x2_t(b, pb + 2 * 8 * d); // n8 row tile d; rows from lanes 0-15
-#pragma unroll
-                    for (int m = 0; m < kDimTiles; m++)
-                        mma(o[m][d], va[m][0], va[m][1], va[m][2], va[m][3], b[0], b[1]);
-                }
-            }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
                 const uint4 qv = q_b(qf, q_own[kQDirect ? jj : 0], jj, ds);
 #pragma unroll
-                for (int mh = 0; mh < kMH; mh++) {
+                for (int mh = 0; mh < 2; mh++) {
                     mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
                     mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
                 }
             }
         }
         // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 2 * kMH * kNt * kWarp + lane;
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * kNt * kWarp + lane;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
     // This warp's rows of Sᵀ (after the pair's barrier): s[jj][2·mh + h] is key 16·mh + 8·h + g,
     // row 8·(j_lo + jj) + 2·t + KS, its own half plus the other warp's, scaled to the log2
     // domain.
-    template <int NT, int KS> __device__ void full_scores(const float (&acc)[kMH][NT][4], float (&s)[NT][2 * kMH])
+    template <int NT, int KS> __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NT][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 2 * kMH * kNt * kWarp + lane;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * kNt * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
             s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
@@ -410,18 +368,18 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     }
 
     // Hide the keys of this warp's NS row tiles that the mask or the request's end hides.
-    template <int NS> __device__ void mask_scores(int tile, int st, float (&s)[NS][2 * kMH])
+    template <int NS> __device__ void mask_scores(int tile, int st, float (&s)[NS][4])
     {
-        const int64_t k0 = (int64_t)tile * kTK, keys = ps.keys;
-        if (!tile_needs_mask(tile) && k0 + kTK <= keys)
+        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
+        if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
-        const uint8_t *mk = smem + L::mask + st * kRows * kTK, *tok = smem + L::tok;
+        const uint8_t *mk = smem + L::mask + st * kRows * kKeys, *tok = smem + L::tok;
 #pragma unroll
         for (int jj = 0; jj < NS; jj++)
 #pragma unroll
-            for (int e = 0; e < 2 * kMH; e++) {
+            for (int e = 0; e < 4; e++) {
                 const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + warp % 2;
-                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kTK + key] != 0);
+                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
                 s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
             }
     }
@@ -433,19 +391,19 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     // sums and bf16, and lse = m + log2(l) holds for any m. Each lane keeps its own share of
     // the row sums (lpart), reduced once at the end of the piece. Pᵀ goes to shared memory,
     // and the rescale factor of every row (1 unless its m moved) for the Oᵀ warps.
-    template <int NT> __device__ void softmax(float (&s)[NT][2 * kMH], int par)
+    template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
     {
-        float *corr = reinterpret_cast<float *>(smem + L::corr) + buf(par) * kRows;
+        float *corr = reinterpret_cast<float *>(smem + L::corr);
         float *rm = reinterpret_cast<float *>(smem + L::rm);
         float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
-        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt + buf(par) * kTK * L::kPStride);
+        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
         float m[NT];
         bool up = false;
 #pragma unroll
         for (int jj = 0; jj < NT; jj++) {
             m[jj] = rm[8 * (j_lo + jj) + 2 * t + warp % 2];
 #pragma unroll
-            for (int e = 0; e < 2 * kMH; e++)
+            for (int e = 0; e < 4; e++)
                 up |= s[jj][e] > m[jj] + kLazy;
         }
         __syncwarp(); // every lane has read rm before lane g = 0 of a row may write it below
@@ -464,8 +422,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
                     c = exp2_ftz(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
                     if (g == 0) {
                         rm[row] = mnew;
-                        if constexpr (!L::kInterleaved)
-                            atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
                     }
                     m[jj] = mnew;
                 }
@@ -473,7 +430,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
             const float mu = m[jj] == -CUDART_INF_F ? 0.f : m[jj]; // nothing visible yet: keep zeros
             float ls = 0.f;
 #pragma unroll
-            for (int e = 0; e < 2 * kMH; e++) {
+            for (int e = 0; e < 4; e++) {
                 s[jj][e] = exp2_ftz(s[jj][e] - mu);
                 ls += s[jj][e];
                 const __nv_bfloat16 pb = __float2bfloat16_rn(s[jj][e]);
@@ -483,10 +440,6 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
             if (g == 0)
                 corr[row] = c;
         }
-        // A row's max moves exactly when one of its scores passes it by kLazy.
-        if constexpr (L::kInterleaved)
-            if (lane == 0)
-                smem[L::moved + 8 * par + warp] = rescale;
     }
 
     // The row sums of the piece from every lane's share (lpart) into rsum.
@@ -507,63 +460,26 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
         }
     }
 
-    // Whether some row's max moved in the tile whose Pᵀ is in buffer par (see Smem::moved).
-    __device__ bool o_moved(int par) const
+    // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
+    __device__ void accumulate(int st, bool first)
     {
-        if constexpr (L::kInterleaved) {
-            const uint2 f = *reinterpret_cast<const uint2 *>(smem + L::moved + 8 * par);
-            return (f.x | f.y) != 0;
-        }
-        return reinterpret_cast<const int *>(smem + L::moved)[par] != 0;
-    }
-    __device__ int buf(int par) const { return L::kInterleaved ? par : 0; }
-
-    // Oᵀ ·= the rescale factors of buffer par.
-    __device__ void rescale_o(int par)
-    {
-        const float *corr = reinterpret_cast<const float *>(smem + L::corr) + buf(par) * kRows;
-#pragma unroll
-        for (int j = 0; j < kN8; j++) {
-            const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
-#pragma unroll
-            for (int m = 0; m < kDimTiles; m++)
-                o[m][j][0] *= c.x, o[m][j][1] *= c.y, o[m][j][2] *= c.x, o[m][j][3] *= c.y;
-        }
-    }
-
-    // Vᵀ's A fragments of keys [16·ks, 16·ks + 16) of the stage at kv, this warp's 64 value dims.
-    __device__ void load_v(unsigned kv, int ks, unsigned (&a)[kDimTiles][4]) const
-    {
-        const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
-        const int vkey = 16 * ks + 8 * (mi / 2) + r8;
-#pragma unroll
-        for (int m = 0; m < kDimTiles; m++) {
-            const int chunk = (kDimsPerWarp * warp + 16 * m) / 8 + mi % 2;
-            ldsm_x4_t(a[m], kv + vkey * kRowBytes + 16 * ((chunk & ~7) | ((chunk & 7) ^ fl)));
-        }
-    }
-
-    // This lane's ldmatrix.trans key row of Pᵀ buffer par, of keys [16·ks, 16·ks + 16).
-    __device__ unsigned pt_lane(int par, int ks) const
-    {
-        const int mi = lane / 8, r8 = lane % 8;
-        const int pkey = 16 * ks + 8 * (mi % 2) + r8;
-        return smem_u32(smem + L::pt + buf(par) * kTK * L::kPStride) + pkey * L::kPStride;
-    }
-
-    // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's keys, for this warp's 64 value dims; Pᵀ and the
-    // rescale factors from buffer par.
-    __device__ void accumulate(int st, bool first, int par)
-    {
+        const float *corr = reinterpret_cast<const float *>(smem + L::corr);
         // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
         // piece's first tile, where Oᵀ is zero.
-        if (!first && o_moved(par))
-            rescale_o(par);
-        const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
-        const unsigned kv = smem_u32(smem + L::kv + st * kTK * kRowBytes);
-        const unsigned pt = smem_u32(smem + L::pt + buf(par) * kTK * L::kPStride);
+        if (!first && reinterpret_cast<const int *>(smem + L::moved)[st]) {
 #pragma unroll
-        for (int ks = 0; ks < kMH; ks++) {
+            for (int j = 0; j < kN8; j++) {
+                const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
+#pragma unroll
+                for (int m = 0; m < kDimTiles; m++)
+                    o[m][j][0] *= c.x, o[m][j][1] *= c.y, o[m][j][2] *= c.x, o[m][j][3] *= c.y;
+            }
+        }
+        const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
+        const unsigned kv = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
+        const unsigned pt = smem_u32(smem + L::pt);
+#pragma unroll
+        for (int ks = 0; ks < 2; ks++) {
             unsigned a[kDimTiles][4];
             const int vkey = 16 * ks + 8 * (mi / 2) + r8;
 #pragma unroll
@@ -593,30 +509,23 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     }
 
     // A warp's part in scoring a tile: NT of its row group's n8 tiles.
-    // Stage st holds the tile's KV; par is the tile's parity (mask, Pᵀ, rescale and moved
-    // buffers). kO: where Oᵀ of the previous tile (stage st_o) runs, if here at all (see
-    // OPlace).
-    template <int NT, int kO = kONone>
-    __device__ void score_tile(int tile, int st, int par, const uint4 *qfrag, int st_o = 0, bool first_o = false)
+    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
     {
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
             // meet at one instruction (compute-sanitizer's synccheck requires it).
-            constexpr bool kInLoop = kO == kOInScores;
-            float acc[kMH][NT][4], s[NT][2 * kMH];
+            float acc[2][NT][4], s[NT][4];
             if (warp % 2)
-                partial_scores<NT, 1, kInLoop>(st, qfrag, acc, st_o, par ^ 1, first_o);
+                partial_scores<NT, 1>(st, qfrag, acc);
             else
-                partial_scores<NT, 0, kInLoop>(st, qfrag, acc, st_o, par ^ 1, first_o);
+                partial_scores<NT, 0>(st, qfrag, acc);
             named_barrier(1 + warp / 2, 2 * kWarp);
-            if constexpr (kO == kOAfterScores)
-                accumulate(st_o, first_o, par ^ 1);
             if (warp % 2)
                 full_scores<NT, 1>(acc, s);
             else
                 full_scores<NT, 0>(acc, s);
-            mask_scores<NT>(tile, par, s);
-            softmax<NT>(s, par);
+            mask_scores<NT>(tile, st, s);
+            softmax<NT>(s, st);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
             // every warp passes the same number of barriers (compute-sanitizer's racecheck counts
@@ -628,9 +537,9 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
     // Every tile of the piece through the two-stage pipeline.
     __device__ void run_tiles(const uint4 *qfrag)
     {
-        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoad;
-        const int64_t slot = ps.key_slot(p, (int64_t)lo * kTK + key);
-        slot_next = lo + 1 < hi ? ps.key_slot(p, (int64_t)(lo + 1) * kTK + key) : 0;
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
+        const int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + key);
+        slot_next = lo + 1 < hi ? ps.key_slot(p, (int64_t)(lo + 1) * kKeys + key) : 0;
         if (tile_needs_mask(lo))
             load_mask(lo);
         issue_kv(lo, 0, slot);
@@ -644,15 +553,15 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
             if (tile + 1 < hi) {
                 issue_kv(tile + 1, st ^ 1, slot_next);
                 cp_async_commit();
-                slot_next = tile + 2 < hi ? ps.key_slot(p, (int64_t)(tile + 2) * kTK + key) : 0;
+                slot_next = tile + 2 < hi ? ps.key_slot(p, (int64_t)(tile + 2) * kKeys + key) : 0;
                 if (tile_needs_mask(tile + 1))
                     load_mask(tile + 1);
             }
             if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
                 if (nt == kNt)
-                    score_tile<kNt>(tile, st, st, qfrag);
+                    score_tile<kNt>(tile, st, qfrag);
                 else
-                    score_tile<kN8 / kGroups>(tile, st, st, qfrag);
+                    score_tile<kN8 / kGroups>(tile, st, qfrag);
             } else if constexpr (kSW < kWarps) {
                 // Warps without an Sᵀ role (three row groups) pass a barrier of their own, so that
                 // every warp passes as many barriers a tile as a pair's warps do: with these
@@ -661,72 +570,9 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
                 named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp);
             }
             __syncthreads(); // Pᵀ and the rescale factors are complete
-            accumulate(st, tile == lo, st);
+            accumulate(st, tile == lo);
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
-        }
-        if (warp < kSW)
-            finish_sums();
-    }
-
-    // The interleaved walk (kTK 16): step t runs Sᵀ, the exchange and the softmax of tile t and,
-    // inside the Sᵀ warps' k-step loop, Oᵀ of tile t - 1 (partial_scores with kWithO), so that
-    // Oᵀ's MMAs fill the waits on Sᵀ's K and q loads instead of following them; warps without an
-    // Sᵀ role run Oᵀ alone. A stage is read by Sᵀ at one step and by Oᵀ at the next, and the
-    // copies of tile t + 2 are issued at step t: four 16-key stages (72 KB), the copies as far
-    // ahead in keys (32) as run_tiles' one 32-key tile. Step hi only finishes Oᵀ of the last tile.
-    __device__ void run_tiles_interleaved(const uint4 *qfrag)
-    {
-        // Where the Sᵀ warps run Oᵀ of tile t - 1 (kOPlace; the other two for timing against it):
-        // inside Sᵀ's k-step loop (kOInScores), after the pair's barrier so that its MMAs run
-        // while the exchange's loads and the softmax issue (kOAfterScores), or by itself before
-        // Sᵀ (kONone, a control: what the 16-key steps cost apart from any overlap).
-        constexpr int kOPlace = kOInScores;
-        static_assert(L::kInterleaved && kN8 % kGroups == 0, "every Sᵀ pair holds kNt n8 tiles");
-        constexpr int kSt = L::kStages;
-        static_assert((kSt & (kSt - 1)) == 0, "stage index by mask");
-        // The schedule counts 32-key tiles; this walk's are 16 keys, the last past the keys left out.
-        const int lo = 2 * ps.pc.tile_lo, key = tid / kLoad;
-        const int hi = (int)min((int64_t)2 * ps.pc.tile_hi, (ps.keys + kTK - 1) / kTK);
-        if (tile_needs_mask(lo))
-            load_mask(lo);
-        issue_kv(lo, 0, ps.key_slot(p, (int64_t)lo * kTK + key));
-        cp_async_commit();
-        if (lo + 1 < hi)
-            issue_kv(lo + 1, 1, ps.key_slot(p, (int64_t)(lo + 1) * kTK + key));
-        cp_async_commit();
-        slot_next = lo + 2 < hi ? ps.key_slot(p, (int64_t)(lo + 2) * kTK + key) : 0;
-        for (int tile = lo; tile <= hi; tile++) {
-            const int i = tile - lo, st = i & (kSt - 1), st_o = (i - 1) & (kSt - 1), par = i & 1;
-            if (tile < hi) {
-                cp_async_wait<1>(); // this thread's copies of the tile (not yet of the next)
-                if (tile_needs_mask(tile))
-                    store_mask(par);
-            }
-            __syncthreads(); // the tile landed everywhere; Pᵀ of tile - 1 complete; stage of tile - 2 free
-            if (tile + 2 < hi) {
-                issue_kv(tile + 2, (i + 2) & (kSt - 1), slot_next);
-                slot_next = tile + 3 < hi ? ps.key_slot(p, (int64_t)(tile + 3) * kTK + key) : 0;
-            }
-            cp_async_commit(); // a group every step, empty or not: wait<1> counts steps
-            if (tile + 1 < hi && tile_needs_mask(tile + 1))
-                load_mask(tile + 1);
-            if (tile == hi) {
-                accumulate(st_o, tile - 1 == lo, par ^ 1);
-            } else if (warp < kSW) {
-                if (tile == lo) {
-                    score_tile<kNt>(tile, st, par, qfrag);
-                } else if constexpr (kOPlace != kONone) {
-                    score_tile<kNt, kOPlace>(tile, st, par, qfrag, st_o, tile - 1 == lo);
-                } else {
-                    accumulate(st_o, tile - 1 == lo, par ^ 1);
-                    score_tile<kNt>(tile, st, par, qfrag);
-                }
-            } else if constexpr (kSW < kWarps) {
-                if (tile > lo)
-                    accumulate(st_o, tile - 1 == lo, par ^ 1);
-                named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp); // as in run_tiles
-            }
         }
         if (warp < kSW)
             finish_sums();
@@ -774,12 +620,12 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, in
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, int kTK = kKeys>
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, kTK>;
+    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
@@ -806,10 +652,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         if (!more)
             break;
         op.begin_piece(qfrag);
-        if constexpr (kTK < kKeys)
-            op.run_tiles_interleaved(qfrag);
-        else
-            op.run_tiles(qfrag);
+        op.run_tiles(qfrag);
         __syncthreads();
         if (ps.pc.direct)
             op.write_output();
@@ -854,10 +697,6 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
 constexpr int kMinGroupN8 = 5;
 constexpr int kQuadSpan = 2, kPairSpan = 4;
 
-// Units whose one-CTA walk is the interleaved one: 64 and 72 rows, where every Sᵀ pair holds
-// as many n8 tiles as the others (8 as 2/2/2/2, 9 as 3/3/3).
-__host__ __device__ constexpr bool kInterleavedN8(int n8) { return n8 >= 8; }
-
 // The n8 row tiles a CTA of a quad or a pair computes of a unit of unit_n8.
 __host__ __device__ constexpr int quad_n8(int unit_n8) { return (unit_n8 + 3) / 4; }
 __host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 2; }
@@ -887,12 +726,7 @@ __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p
             return;
         }
     }
-    if constexpr (kInterleavedN8(kN8)) {
-        static_assert(Smem<kN8, 16>::bytes <= Smem<kN8>::bytes, "the launch sizes shared memory for 32-key tiles");
-        walk<kN8, kN8, 1, false, 16>(p, ws, c, smem, total);
-    } else {
-        walk<kN8>(p, ws, c, smem, total);
-    }
+    walk<kN8>(p, ws, c, smem, total);
 }
 
 // ---- host side ------------------------------------------------------------------------------
