@@ -165,8 +165,8 @@ def load_use_distances(code):
             continue
         operands = " ".join(parts[1:]).split(",")
         first = registers_of(operands[0])
-        if not first:
-            continue
+        if not operands[0].strip().startswith("R") or not first:
+            continue  # no register written: LDGSTS (cp.async) goes to shared memory, RZ nowhere
         dest = set(range(first[0], first[0] + load_width(parts[0])))
         for j in range(i + 1, len(code)):
             later = code[j].split()
@@ -174,8 +174,9 @@ def load_use_distances(code):
                 later = later[1:]
             if not later:
                 continue
-            sources = " ".join(later[1:]).split(",")[1:] if not later[0].startswith(("ST", "RED", "ATOM")) else \
-                " ".join(later[1:]).split(",")
+            # Stores, reductions and cp.async write no register: all their operands are read.
+            reads_all = later[0].startswith(("ST", "RED", "ATOM", "LDGSTS"))
+            sources = " ".join(later[1:]).split(",")[0 if reads_all else 1:]
             if any(r in dest for src in sources for r in registers_of(src)):
                 out.append(j - i)
                 break

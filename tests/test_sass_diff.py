@@ -66,23 +66,28 @@ loop_text = "\n".join([
     ".L_x_7:",
     "        /*0010*/                   LDSM.16.M88.4 R8, [R2] ;",
     "        /*0020*/                   LDG.E.128 R20, desc[UR4][R4.64] ;",
-    "        /*0030*/                   HMMA.16816.F32.BF16 R12, R8, R22, R12 ;",
-    "        /*0040*/                   STL [R1+0x4], R9 ;",
-    "        /*0050*/                   LDS R30, [R3] ;",
-    "        /*0060*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;",
-    "        /*0070*/                   FADD R31, R30, 1 ;",
-    "        /*0080*/               @P0 BRA `(.L_x_7) ;",
-    "        /*0090*/                   EXIT ;"])
+    "        /*0030*/                   LDGSTS.E.BYPASS.128 [R40], desc[UR4][R20.64] ;",
+    "        /*0040*/                   HMMA.16816.F32.BF16 R12, R8, R22, R12 ;",
+    "        /*0050*/                   IADD3 R44, R40, 0x10, RZ ;",
+    "        /*0060*/                   STL [R1+0x4], R9 ;",
+    "        /*0070*/                   LDS R30, [R3] ;",
+    "        /*0078*/              @!PT LDS RZ, [RZ] ;",
+    "        /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;",
+    "        /*0090*/                   FADD R31, R30, 1 ;",
+    "        /*00a0*/               @P0 BRA `(.L_x_7) ;",
+    "        /*00b0*/                   EXIT ;"])
 code, labels = sass_diff.listing(loop_text)["_Z4loopPf"]
 assert labels == {".L_x_7": 0x10}, labels
 found = sass_diff.loops(code, labels)
-assert [(a, b, len(body)) for a, b, body in found] == [(0x10, 0x80, 8)], found
+assert [(a, b, len(body)) for a, b, body in found] == [(0x10, 0xa0, 11)], found
 body = found[0][2]
-assert sass_diff.counts(body) == {"instructions": 8, "mma": 1, "local": 1}, sass_diff.counts(body)
-# LDSM's R8-R11 read by the HMMA 2 later; LDG's R20-R23 by it 1 later; LDS's R30 only after
-# the barrier, where the search stops.
-assert sass_diff.load_use_distances(body) == [2, 1], sass_diff.load_use_distances(body)
-assert "1 mma" in sass_diff.loop_summary(body) and "median 2" in sass_diff.loop_summary(body)
+assert sass_diff.counts(body) == {"instructions": 11, "mma": 1, "local": 1}, sass_diff.counts(body)
+# LDSM's R8-R11 are first read by the HMMA 3 later; LDG's R20-R23 by the LDGSTS's source
+# address 1 later. The LDGSTS writes no register (R40 is its shared-memory address), so the
+# IADD3 reading R40 is no use of a load; LDS's R30 is read only after the barrier, where the
+# search stops; the predicated-off LDS to RZ (ptxas's padding) writes nothing.
+assert sass_diff.load_use_distances(body) == [3, 1], sass_diff.load_use_distances(body)
+assert "1 mma" in sass_diff.loop_summary(body) and "median 3" in sass_diff.loop_summary(body)
 print("sass_diff: fixtures as expected")
 
 # ---- the command on two small trees ----------------------------------------------------------
