@@ -21,8 +21,8 @@ results measured before the change still describe them.
 
 --json FILE also writes every function's verdict and both sides' counts (schema
 verifybench.sass_diff/1). --show NAME prints the unified diff of the functions whose name
-contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward branches, outermost first) on both
-sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
+contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward branches, outermost first, with the
+source line of that branch and the lines it was inlined at) on both sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
 barriers, and how many instructions after each shared- or global-memory load the first one
 reading its result comes (a load right before its use leaves the latency exposed, unless
 another warp fills it).
@@ -89,19 +89,32 @@ LABEL_LINE = re.compile(r"^\s*(\.L_x_\d+):\s*$")
 ADDRESS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
 
 
+LINE_INFO = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
+
+
 def listing(sass):
-    """{symbol (normalized): ([(address, instruction)], {label: address})} from nvdisasm's text:
-    the instructions as printed, and where each label points."""
-    out, current, pending = {}, None, []
+    """{symbol (normalized): ([(address, instruction)], {label: address}, {address: source})}
+    from nvdisasm's text: the instructions as printed, where each label points, and, where
+    nvdisasm printed line information (-gi), each instruction's source position with the
+    positions it was inlined at, innermost first ("file.cu:12 < :40 < :77")."""
+    out, current, pending, block, source = {}, None, [], [], ""
     for line in sass.splitlines():
         m = SECTION.match(line.strip())
         if m:
             current = normalize_symbol(m.group(1))
-            out[current] = ([], {})
-            pending = []
+            out[current] = ([], {}, {})
+            pending, block, source = [], [], ""
             continue
         if current is None:
             continue
+        m = LINE_INFO.match(line)
+        if m:  # a block of these, innermost first, comes before the instructions it describes
+            block.append((os.path.basename(m.group(1)), m.group(2)))
+            continue
+        if block:
+            source = " < ".join(f"{f}:{n}" if k == 0 or f != block[k - 1][0] else f":{n}"
+                                for k, (f, n) in enumerate(block))
+            block = []
         m = LABEL_LINE.match(line)
         if m:
             pending.append(m.group(1))
@@ -113,12 +126,14 @@ def listing(sass):
             for label in pending:
                 out[current][1][label] = address
             pending = []
+            if source:
+                out[current][2][address] = source
     return out
 
 
 def functions(sass):
     """{symbol (normalized): [instructions (normalized)]} from nvdisasm's text."""
-    return {sym: [normalize_instruction(i) for _, i in code] for sym, (code, _) in listing(sass).items()}
+    return {sym: [normalize_instruction(i) for _, i in code] for sym, (code, _, _) in listing(sass).items()}
 
 
 def opcode(instruction):
@@ -267,7 +282,8 @@ def compile_file(tree, path, arch, cubin):
 
 
 def disassemble(nvdisasm, cubin):
-    p = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True)
+    # -gi: line information with inlining (the kernels are built with -lineinfo), for --loops
+    p = subprocess.run([nvdisasm, "-c", "-gi", cubin], capture_output=True, text=True)
     if p.returncode != 0:
         raise Failure(f"nvdisasm failed on {cubin}: {p.stderr.strip()}")
     return p.stdout
@@ -374,9 +390,11 @@ def show_loops(name, base_listing, new_listing):
             if sym not in lst:
                 print(f"    {label}: no such function")
                 continue
-            for first, last, body in loops(*lst[sym]):
+            code, labels, sources = lst[sym]
+            for first, last, body in loops(code, labels):
                 if counts(body)["mma"]:
-                    print(f"    {label} {first:#07x}-{last:#07x}: {loop_summary(body)}")
+                    where = f" (branch back at {sources[last]})" if last in sources else ""
+                    print(f"    {label} {first:#07x}-{last:#07x}{where}: {loop_summary(body)}")
 
 
 # ---- the command ---------------------------------------------------------------------------

@@ -74,10 +74,16 @@ loop_text = "\n".join([
     "        /*0078*/              @!PT LDS RZ, [RZ] ;",
     "        /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;",
     "        /*0090*/                   FADD R31, R30, 1 ;",
+    '\t//## File "/src/kernels/k.cu", line 12 inlined at "/src/kernels/k.cuh", line 5',
+    '\t//## File "/src/kernels/k.cuh", line 5 inlined at "/src/kernels/k.cuh", line 9',
+    '\t//## File "/src/kernels/k.cuh", line 9 inlined at "/src/kernels/k.cu", line 40',
+    '\t//## File "/src/kernels/k.cu", line 40',
     "        /*00a0*/               @P0 BRA `(.L_x_7) ;",
     "        /*00b0*/                   EXIT ;"])
-code, labels = sass_diff.listing(loop_text)["_Z4loopPf"]
+code, labels, sources = sass_diff.listing(loop_text)["_Z4loopPf"]
 assert labels == {".L_x_7": 0x10}, labels
+# the loop's branch back, and the lines it was inlined at, innermost first
+assert sources == {0xa0: "k.cu:12 < k.cuh:5 < :9 < k.cu:40", 0xb0: "k.cu:12 < k.cuh:5 < :9 < k.cu:40"}, sources
 found = sass_diff.loops(code, labels)
 assert [(a, b, len(body)) for a, b, body in found] == [(0x10, 0xa0, 11)], found
 body = found[0][2]
