@@ -29,9 +29,8 @@ fi
 
 # scripts/sass_diff.py (and its test) disassemble with nvdisasm, which a CUDA toolkit trimmed to
 # the compiler lacks; PyPI's wheel carries it. Without it that test checks its fixtures only.
-if command -v python3 >/dev/null 2>&1 && ! command -v nvdisasm >/dev/null 2>&1 &&
-    [ ! -x /usr/local/cuda/bin/nvdisasm ] &&
-    ! python3 -c 'import glob, sys; sys.exit(not any(glob.glob(p + "/nvidia/*/bin/nvdisasm") for p in sys.path))' 2>/dev/null; then
+if command -v python3 >/dev/null 2>&1 &&
+    ! python3 -c 'import sys; sys.path.insert(0, "scripts"); import sass_diff; sass_diff.find_nvdisasm(None)' 2>/dev/null; then
     echo "bootstrap: installing nvdisasm for python3 (scripts/sass_diff.py)"
     python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-nvdisasm<14' 2>/dev/null ||
         echo "bootstrap: could not install nvdisasm: the sass-diff test will check its fixtures only" >&2

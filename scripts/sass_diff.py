@@ -41,6 +41,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import lru_cache
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import regress  # noqa: E402  (a commit's tree from git archive, shared)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USAGE = ("scripts/sass_diff.py [BASE] [--arch A]... [--file F]... [--base-src DIR] [--show NAME] [--loops NAME] "
@@ -319,6 +323,7 @@ def compare(base, new):
     return rows
 
 
+@lru_cache(maxsize=None)  # one c++filt a symbol, however many rows and loops name it
 def pretty(symbol):
     """A demangled name without the namespace noise and the parameter list."""
     try:
@@ -418,18 +423,6 @@ def parse(argv):
     return opt
 
 
-def unpack(rev, dest):
-    p = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise Failure(f"{rev}: not a commit of this repository")
-    archive = subprocess.Popen(["git", "-C", REPO, "archive", "--format=tar", p.stdout.strip()], stdout=subprocess.PIPE)
-    untar = subprocess.run(["tar", "-x", "-C", dest], stdin=archive.stdout)
-    archive.stdout.close()
-    if archive.wait() != 0 or untar.returncode != 0:
-        raise Failure(f"could not unpack {rev}'s tree")
-
-
 def kernel_files(opt, base_tree):
     if opt.file:
         for f in opt.file:
@@ -452,8 +445,7 @@ def main(argv):
             base_tree = opt.base_src
             if base_tree is None:
                 base_tree = os.path.join(work, "base")
-                os.makedirs(base_tree)
-                unpack(opt.base, base_tree)
+                regress.unpack(regress.commit_of(opt.base), base_tree)
             elif not os.path.isdir(base_tree):
                 raise Failure(f"--base-src {base_tree}: not a directory")
             files = kernel_files(opt, base_tree)
@@ -484,7 +476,7 @@ def main(argv):
                     f.write("\n")
             except OSError as e:
                 raise Failure(f"--json {opt.json}: {e.strerror}")
-    except Failure as e:
+    except (Failure, regress.Failure) as e:
         print(f"sass_diff: {e}", file=sys.stderr)
         return 2
     return 1 if moved else 0

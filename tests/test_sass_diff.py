@@ -122,7 +122,8 @@ with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, name)
         os.makedirs(os.path.join(path, "kernels"))
         os.makedirs(os.path.join(path, "scripts"))
-        shutil.copy(os.path.join(root, "scripts", "sass_diff.py"), os.path.join(path, "scripts"))
+        for script in ("sass_diff.py", "regress.py", "ab_runs.py", "results_file.py"):  # and what it imports
+            shutil.copy(os.path.join(root, "scripts", script), os.path.join(path, "scripts"))
         with open(os.path.join(path, "kernels", "tiny.cu"), "w") as f:
             f.write(text)
         return path

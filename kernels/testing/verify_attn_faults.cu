@@ -6,9 +6,9 @@
 //   fail_launch    asks for more threads per block than any GPU has: the launch itself fails
 //                  (the H200 with CUDA 13.0 answers cudaErrorInvalidValue), and the GPU stays usable
 //   out_of_registers  a block of 1024 threads of a kernel that needs more than 64 registers a
-//                  thread: the runtime refuses the launch (cudaErrorLaunchOutOfResources), while a
-//                  stream capture accepts it and instantiating the graph fails; a failure the
-//                  harness must not leave pending for the next kernel's launch to report
+//                  thread: the runtime refuses the launch (cudaErrorLaunchOutOfResources), and in a
+//                  graph the capture or the instantiation refuses it; a failure the harness must
+//                  not leave pending for the next kernel's launch to report
 //   hang           never finishes, as a deadlocked kernel does: the run's watchdog (--gpu-timeout)
 //                  must report it as a timed-out ERROR, write every report and exit 4
 #include "verify_attn.h"
