@@ -673,9 +673,46 @@ __device__ __forceinline__ void drop_listed(const SchedWorkspace &w, const Sched
     }
 }
 
+// A block's items of one round (items base, base + gridDim.x, ... : one a thread), listed in
+// shared memory: those with at most kCombineFew pieces in few, the others in more. Ends with
+// the lists complete for every thread of the block.
+__device__ __forceinline__ void list_round(const vb_verify_params &p, const CombineList &list, const PlanEntry *plans,
+                                           int base, CombineItem *few, CombineItem *more, int &nfew, int &nmore)
+{
+    if (threadIdx.x == 0)
+        nfew = nmore = 0;
+    __syncthreads();
+    CombineItem mine;
+    const int i = base + threadIdx.x * gridDim.x;
+    if (i < list.items && combine_item(p, list, plans, i, mine)) {
+        if (mine.plan.pieces <= kCombineFew)
+            few[atomicAdd(&nfew, 1)] = mine;
+        else
+            more[atomicAdd(&nmore, 1)] = mine;
+    }
+    __syncthreads();
+}
+
+// Rows of a few pieces: warp w takes halves w, w + kWarps, ... of the listed rows.
+template <int kDv>
+__device__ __forceinline__ void merge_few(const vb_verify_params &p, const SchedWorkspace &w, const SchedConfig &c,
+                                          const CombineItem *few, int nfew)
+{
+    constexpr int kWarps = kCombineThreads / 32;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int k = warp; k < 2 * nfew; k += kWarps) {
+        const CombineItem it = few[k / 2];
+        const int d = k % 2 * (kDv / 2) + lane * 4;
+        PieceMerge<kCombineSlices / 2> m;
+        m.read<kDv, kCombineFew>(w, it.plan, c.rows, it.rr, d, 0, 1);
+        m.write(p, it.t, it.h, d, d == 0);
+    }
+}
+
 // kDependent: launched as the main launch's programmatic dependent (launch_combine), so that it
 // may start before the main grid has finished: it waits for that grid (griddepcontrol.wait,
-// sm_90 and up) before it reads anything the main launch wrote.
+// sm_90 and up) before it reads anything the main launch wrote. A round lists its block's
+// items, merges the rows of few pieces, then the others one at a time, by the whole block.
 template <int kDv, bool kDependent = false>
 __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_params p, void *ws, SchedConfig c,
                                                                   CombineList list)
@@ -696,25 +733,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
     for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
-        if (threadIdx.x == 0)
-            nfew = nmore = 0;
-        __syncthreads();
-        CombineItem mine;
-        const int i = base + threadIdx.x * gridDim.x;
-        if (i < items && combine_item(p, list, w.plan, i, mine)) {
-            if (mine.plan.pieces <= kCombineFew)
-                few[atomicAdd(&nfew, 1)] = mine;
-            else
-                more[atomicAdd(&nmore, 1)] = mine;
-        }
-        __syncthreads();
-        for (int k = warp; k < 2 * nfew; k += kWarps) { // a few pieces: a warp merges half a row
-            const CombineItem it = few[k / 2];
-            const int d = k % 2 * (kDv / 2) + lane * 4;
-            PieceMerge<kCombineSlices / 2> m;
-            m.read<kDv, kCombineFew>(w, it.plan, c.rows, it.rr, d, 0, 1);
-            m.write(p, it.t, it.h, d, d == 0);
-        }
+        list_round(p, list, w.plan, base, few, more, nfew, nmore);
+        merge_few<kDv>(p, w, c, few, nfew);
         for (int k = 0; k < nmore; k++) { // the same items in every thread: block-uniform branches
             const CombineItem it = more[k];
             if (it.slice < 0) { // warp w merges slice w of the row
