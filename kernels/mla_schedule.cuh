@@ -696,10 +696,9 @@ __device__ __forceinline__ void list_round(const vb_verify_params &p, const Comb
 // Rows of a few pieces: warp w takes halves w, w + kWarps, ... of the listed rows.
 template <int kDv>
 __device__ __forceinline__ void merge_few(const vb_verify_params &p, const SchedWorkspace &w, const SchedConfig &c,
-                                          const CombineItem *few, int nfew)
+                                          const CombineItem *few, int nfew, int warp, int lane)
 {
     constexpr int kWarps = kCombineThreads / 32;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (int k = warp; k < 2 * nfew; k += kWarps) {
         const CombineItem it = few[k / 2];
         const int d = k % 2 * (kDv / 2) + lane * 4;
@@ -734,7 +733,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
 #endif
     for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
         list_round(p, list, w.plan, base, few, more, nfew, nmore);
-        merge_few<kDv>(p, w, c, few, nfew);
+        merge_few<kDv>(p, w, c, few, nfew, warp, lane);
         for (int k = 0; k < nmore; k++) { // the same items in every thread: block-uniform branches
             const CombineItem it = more[k];
             if (it.slice < 0) { // warp w merges slice w of the row

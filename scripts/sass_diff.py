@@ -21,11 +21,12 @@ results measured before the change still describe them.
 
 --json FILE also writes every function's verdict and both sides' counts (schema
 verifybench.sass_diff/1). --show NAME prints the unified diff of the functions whose name
-contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward branches, outermost first, with the
-source line of that branch and the lines it was inlined at) on both sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot loop) and
-barriers, and how many instructions after each shared- or global-memory load the first one
-reading its result comes (a load right before its use leaves the latency exposed, unless
-another warp fills it).
+contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward
+branches, outermost first, with the source line of that branch and the lines it was inlined
+at) on both sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot
+loop) and barriers, and how many instructions after each shared- or global-memory load the
+first one reading its result comes (a load right before its use leaves the latency exposed,
+unless another warp fills it).
 
 Needs nvcc and nvdisasm (the CUDA toolkit; nvdisasm also comes in PyPI's nvidia-cuda-nvdisasm
 wheel), no GPU. Exit status: 0 every function the same; 1 a function differs, is new or is
