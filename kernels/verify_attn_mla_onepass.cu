@@ -186,14 +186,21 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     {
         const int key = tid / kLoaders, sub = tid % kLoaders;
         const bool valid = (int64_t)tile * kKeys + key < ps.keys;
-        const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot);
+        // The row's address once, then immediate offsets: without the empty asm the compiler
+        // folded each chunk's offset into its own 64-bit multiply-add of slot · stride, six
+        // dependent instructions a copy ahead of every tile's scores (Nsight Compute at bs 8 ×
+        // 91k: 12.7% of the warps' samples between the tile's barrier and the Sᵀ pairs' one).
+        // A/B on the H200 (results/h200/NOTES.md, forty-third; 13 records): geomean 0.989,
+        // bs 8 × 91k 565.9 → 553.2 µs, bs 1 × 200k 178.2 → 174.1, eagle64 1.002.
+        const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot) + 16 * sub;
+        asm("" : "+l"(src));
         const unsigned row = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes);
         const unsigned dst = row + 16 * ((sub & ~7) | ((sub & 7) ^ swz(key)));
         const uint64_t evict_first = l2_evict_first_policy();
 #pragma unroll
         for (int i = 0; i < (kChunks + kLoaders - 1) / kLoaders; i++)
             if (sub + kLoaders * i < kChunks)
-                cp_async16(dst + 16 * kLoaders * i, src + 16 * (sub + kLoaders * i), valid, evict_first);
+                cp_async16(dst + 16 * kLoaders * i, src + 16 * kLoaders * i, valid, evict_first);
     }
 
     // Mask bytes of one tile (the piece's tokens × 32 keys) into registers, 4 to a word.
