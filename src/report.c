@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,6 +389,25 @@ static double jnum0(const cJSON *o, const char *k)
     return isnan(x) ? 0 : x;
 }
 
+/* The header's integers go through the field reader, which rejects a number the member cannot
+ * hold: converting such a double to int is undefined behaviour (the readers' fuzzer found
+ * host_cpus = 2539375241871). */
+#define INT_FIELD(type, member, key, kind) {key, kind, offsetof(type, member), sizeof(((type *)0)->member), 0}
+static const vb_field results_int_fields[] = {
+    INT_FIELD(vb_results, cpus, "host_cpus", VB_FIELD_INT),
+    INT_FIELD(vb_results, scenarios_planned, "scenarios_planned", VB_FIELD_INT),
+};
+static const vb_field gpu_int_fields[] = {
+    INT_FIELD(vb_gpu_info, sms, "sms", VB_FIELD_INT),
+    INT_FIELD(vb_gpu_info, l2_bytes, "l2_bytes", VB_FIELD_I64),
+    INT_FIELD(vb_gpu_info, mem_bytes, "memory_bytes", VB_FIELD_I64),
+    INT_FIELD(vb_gpu_info, driver_version, "driver_version", VB_FIELD_INT),
+    INT_FIELD(vb_gpu_info, runtime_version, "runtime_version", VB_FIELD_INT),
+};
+#undef INT_FIELD
+static const vb_field_table results_int_table = {results_int_fields, 2};
+static const vb_field_table gpu_int_table = {gpu_int_fields, 5};
+
 /* One record, at path ("scenarios[s].records[k]"), into the scenario at index idx. */
 static int read_record(const cJSON *x, vb_results *r, int idx, const char *path, char *why, size_t n)
 {
@@ -481,23 +501,21 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     vb_json_str(tool, "version", r->version, sizeof r->version);
     vb_json_str(tool, "commit", r->commit, sizeof r->commit);
     vb_json_str(root, "date", r->date, sizeof r->date);
-    r->cpus = (int)jnum0(root, "host_cpus");
     r->incomplete = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "complete")); /* absent: complete */
     vb_json_str(root, "interrupted_by", r->interrupted_by, sizeof r->interrupted_by);
-    r->scenarios_planned = (int)jnum0(root, "scenarios_planned");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    if (vb_fields_from_json(root, &results_int_table, r, "", why, why_len) ||
+        vb_fields_from_json(g, &gpu_int_table, &r->gpu, "gpu", why, why_len)) {
+        cJSON_Delete(root);
+        return -1;
+    }
     r->gpu.present = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "present"));
     vb_json_str(g, "name", r->gpu.name, sizeof r->gpu.name);
     vb_json_str(g, "skipped_reason", r->gpu.skipped_reason, sizeof r->gpu.skipped_reason);
     char cc[16];
     vb_json_str(g, "compute_capability", cc, sizeof cc);
     sscanf(cc, "%d.%d", &r->gpu.cc_major, &r->gpu.cc_minor);
-    r->gpu.sms = (int)jnum0(g, "sms");
-    r->gpu.l2_bytes = (int64_t)jnum0(g, "l2_bytes");
-    r->gpu.mem_bytes = (int64_t)jnum0(g, "memory_bytes");
     vb_json_str(g, "driver", r->gpu.driver, sizeof r->gpu.driver);
-    r->gpu.driver_version = (int)jnum0(g, "driver_version");
-    r->gpu.runtime_version = (int)jnum0(g, "runtime_version");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "ceilings");
     r->gpu.read_gbps = jnum0(c, "read_gbps");
     r->gpu.mma_tflops = jnum0(c, "mma_bf16_tflops");

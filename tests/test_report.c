@@ -98,6 +98,16 @@ static void expect_unreadable(const char *body, const char *want)
 
 static void test_strict_reader(void)
 {
+    /* The header's integers too: a double past int's range was converted as it stood
+     * (undefined behaviour), until the readers' fuzzer gave host_cpus = 2539375241871. */
+    expect_unreadable("\"host_cpus\": 2539375241871, \"scenarios\": []",
+                      "host_cpus: expected an integer in [-2147483648, 2147483647], got 2.53938e+12");
+    expect_unreadable("\"scenarios_planned\": 1.5, \"scenarios\": []", "scenarios_planned: expected an integer");
+    expect_unreadable("\"gpu\": {\"sms\": -1e10}, \"scenarios\": []", "gpu.sms: expected an integer");
+    expect_unreadable("\"gpu\": {\"memory_bytes\": 1e30}, \"scenarios\": []", "gpu.memory_bytes: expected an integer");
+    expect_unreadable("\"gpu\": {\"driver_version\": \"13.0\"}, \"scenarios\": []",
+                      "gpu.driver_version: expected a number");
+    expect_unreadable("\"gpu\": 7, \"scenarios\": []", "gpu: expected an object");
     expect_unreadable("\"scenarios\": \"all of them\"", "scenarios: expected an array");
     expect_unreadable("\"scenarios\": [3]", "scenarios[0]: expected an object");
     expect_unreadable("\"scenarios\": [{\"name\": 5}]", "scenarios[0].name: expected a string");
