@@ -190,8 +190,9 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
         // folded each chunk's offset into its own 64-bit multiply-add of slot · stride, six
         // dependent instructions a copy ahead of every tile's scores (Nsight Compute at bs 8 ×
         // 91k: 12.7% of the warps' samples between the tile's barrier and the Sᵀ pairs' one).
-        // A/B on the H200 (results/h200/NOTES.md, forty-third; 13 records): geomean 0.989,
-        // bs 8 × 91k 565.9 → 553.2 µs, bs 1 × 200k 178.2 → 174.1, eagle64 1.002.
+        // A/B on the H200 (results/h200/NOTES.md, forty-third and forty-ninth; 13 records):
+        // geomean 0.989 and 0.990, bs 8 × 91k 565.9 → 553.2 and 566.8 → 554.9 µs, eagle64
+        // 1.002 and 1.003.
         const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot) + 16 * sub;
         asm("" : "+l"(src));
         const unsigned row = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes);

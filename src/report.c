@@ -405,8 +405,9 @@ static const vb_field gpu_int_fields[] = {
     INT_FIELD(vb_gpu_info, runtime_version, "runtime_version", VB_FIELD_INT),
 };
 #undef INT_FIELD
-static const vb_field_table results_int_table = {results_int_fields, 2};
-static const vb_field_table gpu_int_table = {gpu_int_fields, 5};
+static const vb_field_table results_int_table = {results_int_fields,
+                                                  (int)(sizeof results_int_fields / sizeof results_int_fields[0])};
+static const vb_field_table gpu_int_table = {gpu_int_fields, (int)(sizeof gpu_int_fields / sizeof gpu_int_fields[0])};
 
 /* One record, at path ("scenarios[s].records[k]"), into the scenario at index idx. */
 static int read_record(const cJSON *x, vb_results *r, int idx, const char *path, char *why, size_t n)
