@@ -66,6 +66,24 @@ static const vb_field shape_fields[] = {
 };
 TABLE(vb_shape_table, shape_fields);
 
+/* The results header's integers: the reader checks them against their members as it does every
+ * record field (a double past int's range converted as it stood is undefined behaviour; the
+ * readers' fuzzer found host_cpus = 2539375241871). */
+static const vb_field results_int_fields[] = {
+    FIELD(vb_results, cpus, "host_cpus", VB_FIELD_INT, 0),
+    FIELD(vb_results, scenarios_planned, "scenarios_planned", VB_FIELD_INT, 0),
+};
+TABLE(vb_results_int_table, results_int_fields);
+
+static const vb_field gpu_int_fields[] = {
+    FIELD(vb_gpu_info, sms, "sms", VB_FIELD_INT, 0),
+    FIELD(vb_gpu_info, l2_bytes, "l2_bytes", VB_FIELD_I64, 0),
+    FIELD(vb_gpu_info, mem_bytes, "memory_bytes", VB_FIELD_I64, 0),
+    FIELD(vb_gpu_info, driver_version, "driver_version", VB_FIELD_INT, 0),
+    FIELD(vb_gpu_info, runtime_version, "runtime_version", VB_FIELD_INT, 0),
+};
+TABLE(vb_gpu_int_table, gpu_int_fields);
+
 static const vb_field scenario_fields[] = {
     FIELD(vb_scenario_info, name, "name", VB_FIELD_STRING, VB_FIELD_ALWAYS),
     FIELD(vb_scenario_info, file, "file", VB_FIELD_STRING, VB_FIELD_ALWAYS),

@@ -40,6 +40,8 @@ extern const vb_field_table vb_timing_table;   /* vb_timing: gated by samples > 
 extern const vb_field_table vb_checks_table;   /* vb_checks: gated by ran */
 extern const vb_field_table vb_shape_table;    /* vb_scenario_info's "shape" block */
 extern const vb_field_table vb_scenario_table; /* vb_scenario_info's other scalars: gated by valid */
+extern const vb_field_table vb_results_int_table; /* vb_results' header integers (host_cpus, ...); read only */
+extern const vb_field_table vb_gpu_int_table;     /* vb_gpu_info's integers (sms, l2_bytes, ...); read only */
 
 /* Adds every field of obj to the JSON object o; with gate 0 only VB_FIELD_ALWAYS fields
  * carry values, the rest are null. */

@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,26 +388,6 @@ static double jnum0(const cJSON *o, const char *k)
     return isnan(x) ? 0 : x;
 }
 
-/* The header's integers go through the field reader, which rejects a number the member cannot
- * hold: converting such a double to int is undefined behaviour (the readers' fuzzer found
- * host_cpus = 2539375241871). */
-#define INT_FIELD(type, member, key, kind) {key, kind, offsetof(type, member), sizeof(((type *)0)->member), 0}
-static const vb_field results_int_fields[] = {
-    INT_FIELD(vb_results, cpus, "host_cpus", VB_FIELD_INT),
-    INT_FIELD(vb_results, scenarios_planned, "scenarios_planned", VB_FIELD_INT),
-};
-static const vb_field gpu_int_fields[] = {
-    INT_FIELD(vb_gpu_info, sms, "sms", VB_FIELD_INT),
-    INT_FIELD(vb_gpu_info, l2_bytes, "l2_bytes", VB_FIELD_I64),
-    INT_FIELD(vb_gpu_info, mem_bytes, "memory_bytes", VB_FIELD_I64),
-    INT_FIELD(vb_gpu_info, driver_version, "driver_version", VB_FIELD_INT),
-    INT_FIELD(vb_gpu_info, runtime_version, "runtime_version", VB_FIELD_INT),
-};
-#undef INT_FIELD
-static const vb_field_table results_int_table = {results_int_fields,
-                                                  (int)(sizeof results_int_fields / sizeof results_int_fields[0])};
-static const vb_field_table gpu_int_table = {gpu_int_fields, (int)(sizeof gpu_int_fields / sizeof gpu_int_fields[0])};
-
 /* One record, at path ("scenarios[s].records[k]"), into the scenario at index idx. */
 static int read_record(const cJSON *x, vb_results *r, int idx, const char *path, char *why, size_t n)
 {
@@ -505,8 +484,8 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     r->incomplete = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "complete")); /* absent: complete */
     vb_json_str(root, "interrupted_by", r->interrupted_by, sizeof r->interrupted_by);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu");
-    if (vb_fields_from_json(root, &results_int_table, r, "", why, why_len) ||
-        vb_fields_from_json(g, &gpu_int_table, &r->gpu, "gpu", why, why_len)) {
+    if (vb_fields_from_json(root, &vb_results_int_table, r, "", why, why_len) ||
+        vb_fields_from_json(g, &vb_gpu_int_table, &r->gpu, "gpu", why, why_len)) {
         cJSON_Delete(root);
         return -1;
     }
