@@ -37,23 +37,11 @@
 //   rows when its positions are at most half the CTAs): a unit goes to a group of CTAs, four
 //   (a quarter of its rows each) or two (a half), over a span as many times longer, so a short
 //   piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows (see kQuadSpan).
-// - Where setmaxnreg exists (sm_90a, sm_100a, sm_120a: meson.build builds this file for those
-//   targets), the launch is onepass_rr_kernel: 12 warps, registers handed out by role. 72-row
-//   units at spans longer than kPairSpan take the overlapped walk (SmemOverlap): eight Oᵀ warps
-//   at 200 registers accumulate tile t while four Sᵀ warps at 104 score tile t + 1, with no
-//   spills in either loop; everything else runs the 8-warp walks at 240 registers. sm_80/86/89
-//   run onepass_kernel, the 8-warp walks at 255.
 // Shared memory: Smem<9>::bytes = 95,424 B (93.2 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
 #include "mla_schedule.cuh"
 #include "ptx_sm80.cuh"
-#include "ptx_sm90a.cuh"
-
-// setmaxnreg (onepass_rr_kernel) exists on the arch-specific targets of sm_90, sm_100 and sm_120.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM120_ALL)
-#define VB_SETMAXNREG 1
-#endif
 
 namespace {
 
@@ -108,45 +96,6 @@ template <int kN8> struct Smem {
     static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
     static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
     static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
-
-    // Every warp scores (warps [0, kSW)) and accumulates; one Pᵀ and one set of rescale factors.
-    static constexpr bool kOverlap = false;
-    static constexpr int kThreads = vb::kWarp * 8, kSW0 = 0, kPairBar0 = 1;
-    __host__ __device__ static constexpr int pt_at(int) { return pt; }
-    __host__ __device__ static constexpr int corr_at(int) { return corr; }
-};
-
-// Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
-// and kSWarps Sᵀ warps after them (a pair per row group), so that the scores of tile t + 1 are
-// computed while tile t's Pᵀ is accumulated. Pᵀ, the rescale factors and the moved flags are
-// kept per stage parity; the tree mask is read from global memory at the tiles that need it
-// (no staging); an mbarrier per KV stage completes when the stage's copies have landed. Four
-// Sᵀ warps (two row groups): two could not score a tile as fast as eight take its Oᵀ (1.27-1.35
-// against the 8-warp walk), four can (results/h200/NOTES.md, forty-ninth). Runs only in
-// onepass_rr_kernel, whose registers go to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
-    static constexpr int kStages = kStages_;
-    static constexpr int kRows = 8 * kN8;
-    static constexpr int kGroups = kSWarps / 2, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
-    static constexpr int kPStride = 16 * (kN8 | 1);
-    static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
-    static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
-    static constexpr int xch = pt + 2 * kKeys * kPStride;         // [kSW][4·kNt][kWarp]
-    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp]
-    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [2][kRows]
-    static constexpr int moved = corr + 2 * kRows * 4;            // [2][kSW] int: this warp's rows moved, by parity
-    static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
-    static constexpr int rm = rsum + kRows * 4;                   // [kRows]
-    static constexpr int tok = rm + kRows * 4;                    // [kRows]
-    static constexpr int full = tok + (kRows + 15) / 16 * 16;     // [kStages] mbarrier: stage s landed
-    static constexpr int bytes = full + (8 * kStages + 15) / 16 * 16;
-
-    static constexpr bool kOverlap = true;
-    static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8, kPairBar0 = 1;
-    static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
-    static constexpr int kReadyBar = 3, kFreeBar = 5, kOBar = 7, kSumsBar = 8; // named barrier ids
-    __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
-    __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
 };
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
@@ -157,12 +106,6 @@ struct PieceState : PieceRows {
 };
 
 static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
-// The overlapped walk's layout: four Sᵀ warps, kOverlapStages KV stages (3 stages take 131 KB,
-// which sm_80 and sm_90 allow and sm_86/89/120 do not, and on the H200 they took L1 from q:
-// 1.04 against 2, NOTES.md, forty-ninth).
-constexpr int kOverlapStages = 2;
-template <int kN8> using OverlapLayout = SmemOverlap<kN8, 4, kOverlapStages>;
-static_assert(OverlapLayout<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
 
 // ---- instructions (sm_80+; the rest in ptx_sm80.cuh) ---------------------------------------
 
@@ -182,10 +125,8 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, class Layout = Smem<kN8>,
-          bool kPart = false>
-struct Onepass {
-    using L = Layout;
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
+    using L = Smem<kN8>;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
     // all of them, or a quarter or half of them on a CTA quad or pair (quad_n8, pair_n8).
@@ -199,7 +140,6 @@ struct Onepass {
     unsigned char *smem;
     const PieceState &ps;
     const int tid, warp, lane, g, t; // g = lane / 4 (MMA group), t = lane % 4
-    unsigned full_phase = 0;         // overlap: bit s is the parity of stage s's next completion
 
     // Loader role: key tid / kLoaders of every tile, chunks (tid % kLoaders) + kLoaders·i.
     int64_t slot_next; // slot of this thread's key in the tile after the one being issued
@@ -229,31 +169,10 @@ struct Onepass {
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
           g(lane / 4), t(lane % 4)
     {
-        const int grp = sw() / 2;
+        const int grp = warp / 2;
         j_lo = grp * kN8 / kGroups;
         nt = (grp + 1) * kN8 / kGroups - j_lo;
     }
-
-    // This warp's index among the Sᵀ warps (meaningful when it is one).
-    // Barriers: the overlapped walk's roles meet from different instructions (non-aligned forms).
-    static __device__ __forceinline__ void block_sync()
-    {
-        if constexpr (L::kOverlap)
-            block_barrier_u();
-        else if constexpr (kPart)
-            named_barrier(0, kThreads); // the block's other warps have left (onepass_rr_kernel)
-        else
-            __syncthreads();
-    }
-    static __device__ __forceinline__ void bsync(int id, int n)
-    {
-        if constexpr (L::kOverlap)
-            named_barrier_u(id, n);
-        else
-            named_barrier(id, n);
-    }
-    __device__ int sw() const { return warp - L::kSW0; }
-    __device__ bool is_sw() const { return warp >= L::kSW0 && warp < L::kSW0 + kSW; }
 
     __device__ bool tile_needs_mask(int tile) const
     {
@@ -339,21 +258,17 @@ struct Onepass {
     {
         uint8_t *tok = smem + L::tok;
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-        for (int r = tid; r < kRows; r += L::kThreads) {
+        for (int r = tid; r < kRows; r += kThreads) {
             const int lr = ps.row(r);
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++)
-            if (is_sw())
-                reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
-        if constexpr (L::kOverlap) {
-            if (tid < 2 * kSW)
-                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
-        } else if (tid == 0) {
+            if (warp < kSW)
+                reinterpret_cast<float *>(smem + L::lpart)[(warp * kNt + jj) * kWarp + lane] = 0.f;
+        if (tid == 0)
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
-        }
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
         // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
@@ -363,23 +278,18 @@ struct Onepass {
                 q_own[jj] = q_pairs(j_lo + jj);
         }
 #pragma unroll 4
-        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
+        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
             const unsigned *q = reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * j + ln / 4));
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
             qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
         }
-        if constexpr (!L::kOverlap) // the overlapped walk's Oᵀ warps zero theirs (OverlapCta)
-            zero_o();
-        block_sync();
-    }
-    __device__ void zero_o()
-    {
 #pragma unroll
         for (int m = 0; m < kDimTiles; m++)
 #pragma unroll
             for (int j = 0; j < kN8; j++)
                 o[m][j][0] = o[m][j][1] = o[m][j][2] = o[m][j][3] = 0.f;
+        __syncthreads();
     }
 
     // The values a warp of an S pair sends to the other, in one order for writer and reader:
@@ -448,14 +358,8 @@ struct Onepass {
                 }
             }
         }
-        if constexpr (!L::kOverlap) // the overlapped walk sends after a barrier of its own (score_tile)
-            send_partial<NT, KS>(acc);
-    }
-
-    // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-    template <int NT, int KS> __device__ void send_partial(const float (&acc)[2][NT][4])
-    {
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + sw() * 4 * kNt * kWarp + lane;
+        // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * kNt * kWarp + lane;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
@@ -464,7 +368,7 @@ struct Onepass {
     // domain.
     template <int NT, int KS> __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NT][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (sw() ^ 1) * 4 * kNt * kWarp + lane;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * kNt * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
             s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
@@ -477,24 +381,15 @@ struct Onepass {
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
         if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
-        const uint8_t *tok = smem + L::tok;
+        const uint8_t *mk = smem + L::mask + st * kRows * kKeys, *tok = smem + L::tok;
 #pragma unroll
         for (int jj = 0; jj < NS; jj++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + warp % 2;
-                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mask_byte(st, tok[row], k0, key) != 0);
+                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
                 s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
             }
-    }
-    // The mask byte of draft token tok_lo + tk and key k0 + key: staged (store_mask), or from
-    // global memory in the overlapped walk.
-    __device__ uint8_t mask_byte(int st, int tk, int64_t k0, int key) const
-    {
-        if constexpr (L::kOverlap)
-            return __ldg(p.custom_mask + ps.rq.mask0 + (ps.tok_lo + tk) * ps.keys + k0 + key);
-        else
-            return smem[L::mask + st * kRows * kKeys + tk * kKeys + key];
     }
 
     // Online softmax of one tile over rows this warp owns entirely (all 32 keys, rows of parity
@@ -506,10 +401,10 @@ struct Onepass {
     // and the rescale factor of every row (1 unless its m moved) for the Oᵀ warps.
     template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
     {
-        float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
+        float *corr = reinterpret_cast<float *>(smem + L::corr);
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + sw() * kNt * kWarp + lane;
-        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt_at(par));
+        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
+        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
         float m[NT];
         bool up = false;
 #pragma unroll
@@ -535,8 +430,7 @@ struct Onepass {
                     c = exp2_ftz(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
                     if (g == 0) {
                         rm[row] = mnew;
-                        if constexpr (!L::kOverlap)
-                            atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
                     }
                     m[jj] = mnew;
                 }
@@ -554,17 +448,13 @@ struct Onepass {
             if (g == 0)
                 corr[row] = c;
         }
-        // Overlapped: a word per warp and parity, written every tile (no reset to race with).
-        if constexpr (L::kOverlap)
-            if (lane == 0)
-                reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
 
     // The row sums of the piece from every lane's share (lpart) into rsum.
     __device__ void finish_sums()
     {
         float *rsum = reinterpret_cast<float *>(smem + L::rsum);
-        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + sw() * kNt * kWarp + lane;
+        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++) {
             if (jj >= nt)
@@ -579,12 +469,12 @@ struct Onepass {
     }
 
     // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
-    __device__ void accumulate(int st, int par, bool first)
+    __device__ void accumulate(int st, bool first)
     {
-        const float *corr = reinterpret_cast<const float *>(smem + L::corr_at(par));
+        const float *corr = reinterpret_cast<const float *>(smem + L::corr);
         // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
         // piece's first tile, where Oᵀ is zero.
-        if (!first && moved(par)) {
+        if (!first && reinterpret_cast<const int *>(smem + L::moved)[st]) {
 #pragma unroll
             for (int j = 0; j < kN8; j++) {
                 const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
@@ -595,7 +485,7 @@ struct Onepass {
         }
         const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
         const unsigned kv = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
-        const unsigned pt = smem_u32(smem + L::pt_at(par));
+        const unsigned pt = smem_u32(smem + L::pt);
 #pragma unroll
         for (int ks = 0; ks < 2; ks++) {
             unsigned a[kDimTiles][4];
@@ -626,23 +516,8 @@ struct Onepass {
         }
     }
 
-    // Some row's max moved in the tile of stage parity st.
-    __device__ bool moved(int st) const
-    {
-        const int *mv = reinterpret_cast<const int *>(smem + L::moved);
-        if constexpr (L::kOverlap) {
-            int any = 0;
-#pragma unroll
-            for (int i = 0; i < kSW; i++)
-                any |= mv[st * kSW + i];
-            return any != 0;
-        } else {
-            return mv[st] != 0;
-        }
-    }
-
     // A warp's part in scoring a tile: NT of its row group's n8 tiles.
-    template <int NT> __device__ void score_tile(int tile, int st, int par, const uint4 *qfrag)
+    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
     {
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
@@ -652,27 +527,18 @@ struct Onepass {
                 partial_scores<NT, 1>(st, qfrag, acc);
             else
                 partial_scores<NT, 0>(st, qfrag, acc);
-            if constexpr (L::kOverlap) {
-                // No block barrier between tiles here: the pair meets before overwriting what
-                // the other may still be reading of the last tile's exchange.
-                bsync(L::kPairBar0 + sw() / 2, 2 * kWarp);
-                if (warp % 2)
-                    send_partial<NT, 1>(acc);
-                else
-                    send_partial<NT, 0>(acc);
-            }
-            bsync(L::kPairBar0 + sw() / 2, 2 * kWarp);
+            named_barrier(1 + warp / 2, 2 * kWarp);
             if (warp % 2)
                 full_scores<NT, 1>(acc, s);
             else
                 full_scores<NT, 0>(acc, s);
             mask_scores<NT>(tile, st, s);
-            softmax<NT>(s, par);
+            softmax<NT>(s, st);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
             // every warp passes the same number of barriers (compute-sanitizer's racecheck counts
             // them per warp and reported hazards when they drifted apart).
-            bsync(L::kPairBar0 + sw() / 2, 2 * kWarp);
+            named_barrier(1 + warp / 2, 2 * kWarp);
         }
     }
 
@@ -691,7 +557,7 @@ struct Onepass {
             cp_async_wait<0>();
             if (tile_needs_mask(tile))
                 store_mask(st);
-            block_sync(); // tile landed everywhere; the previous tile's readers are done
+            __syncthreads(); // tile landed everywhere; the previous tile's readers are done
             if (tile + 1 < hi) {
                 issue_kv(tile + 1, st ^ 1, slot_next);
                 cp_async_commit();
@@ -701,9 +567,9 @@ struct Onepass {
             }
             if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
                 if (nt == kNt)
-                    score_tile<kNt>(tile, st, st, qfrag);
+                    score_tile<kNt>(tile, st, qfrag);
                 else
-                    score_tile<kN8 / kGroups>(tile, st, st, qfrag);
+                    score_tile<kN8 / kGroups>(tile, st, qfrag);
             } else if constexpr (kSW < kWarps) {
                 // Warps without an Sᵀ role (three row groups) pass a barrier of their own, so that
                 // every warp passes as many barriers a tile as a pair's warps do: with these
@@ -711,8 +577,8 @@ struct Onepass {
                 // Pᵀ's writes and reads and on `more`, all of them across __syncthreads.
                 named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp);
             }
-            block_sync(); // Pᵀ and the rescale factors are complete
-            accumulate(st, st, tile == lo);
+            __syncthreads(); // Pᵀ and the rescale factors are complete
+            accumulate(st, tile == lo);
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
         }
@@ -720,94 +586,12 @@ struct Onepass {
             finish_sums();
     }
 
-    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead and
-    // accumulate tile t while the Sᵀ warps after them score tile t + 1. Named barriers: the Sᵀ
-    // pairs from kPairBar0, Pᵀ of stage s ready kReadyBar + s, Pᵀ of stage s free again
-    // kFreeBar + s, the Oᵀ warps alone kOBar, the piece's row sums written kSumsBar; each is
-    // passed by both sides the same number of times a piece. A stage's mbarrier completes when
-    // the 256 copying threads' copies have landed (cp.async.mbarrier.arrive.noinc).
-    // scripts/overlap_protocol_model.py models these hand-offs: change it with them.
-    __device__ unsigned full_bar(int st) const { return smem_u32(smem + L::full + 8 * st); }
-    __device__ void wait_full(int st)
-    {
-        mbar_wait(full_bar(st), (full_phase >> st) & 1);
-        full_phase ^= 1u << st;
-    }
-    __device__ void init_full_bars() const
-    {
-        if (threadIdx.x == 0)
-            for (int st = 0; st < L::kStages; st++)
-                mbar_init(full_bar(st), L::kCopiers);
-    }
-    static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
-    __device__ void copy_tile(int tile, int st, int64_t slot)
-    {
-        issue_kv(tile, st, slot);
-        cp_async_mbar_arrive(full_bar(st));
-    }
-
-    // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
-    // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
-    __device__ void accumulate_piece(const SchedWorkspace &w)
-    {
-        constexpr int S = L::kStages;
-        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
-        zero_o();
-#pragma unroll
-        for (int i = 0; i < S; i++)
-            if (lo + i < hi)
-                copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
-        slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
-        for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
-            const int par = (tile - lo) & 1;
-            wait_full(st);
-            named_barrier_u(L::kReadyBar + par, L::kThreads); // Pᵀ, corr and the flags of the tile are out
-            accumulate(st, par, tile == lo);
-            if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
-                named_barrier_arrive_u(L::kFreeBar + par, L::kThreads);
-            if (tile + S < hi) {
-                named_barrier_u(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage
-                copy_tile(tile + S, st, slot_next);
-                slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
-            }
-        }
-        named_barrier_u(L::kSumsBar, L::kThreads);
-        if (ps.pc.direct)
-            write_o();
-        else
-            write_partial_o(w);
-    }
-
-    // Sᵀ warps: the piece's scores and softmax, a tile ahead of Oᵀ, then its row sums.
-    __device__ void score_piece(const uint4 *qfrag)
-    {
-        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
-        for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
-            const int par = (tile - lo) & 1;
-            if (tile >= lo + 2)
-                named_barrier_u(L::kFreeBar + par, L::kThreads);
-            wait_full(st);
-            if constexpr (kN8 % kGroups == 0)
-                score_tile<kNt>(tile, st, par, qfrag); // every group holds kNt
-            else if (nt == kNt)
-                score_tile<kNt>(tile, st, par, qfrag);
-            else
-                score_tile<kN8 / kGroups>(tile, st, par, qfrag);
-            named_barrier_arrive_u(L::kReadyBar + par, L::kThreads);
-        }
-        finish_sums();
-        named_barrier_arrive_u(L::kSumsBar, L::kThreads);
-    }
-
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes), lse per row.
     __device__ void write_output()
     {
-        write_o();
-        write_lse();
-    }
-    __device__ void write_o()
-    {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
+        const int nrows = ps.nrows;
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
             const int ra = 8 * j + 2 * t;
@@ -818,12 +602,6 @@ struct Onepass {
             for (int m = 0; m < kDimTiles; m++)
                 store_o_m16n8(dst, kDimsPerWarp * warp + 16 * m, o[m][j][0], o[m][j][1], o[m][j][2], o[m][j][3], ia, ib);
         }
-    }
-    __device__ void write_lse()
-    {
-        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
-        const int nrows = ps.nrows;
         if (p.lse && tid < nrows)
             p.lse[ps.token(tid) * p.heads + ps.head(tid)] = row_lse(rm[tid], rsum[tid]);
     }
@@ -831,11 +609,8 @@ struct Onepass {
     // A cut unit: the unnormalised Oᵀ and the row stats into the piece's partial slot.
     __device__ void write_partial(const SchedWorkspace &w)
     {
-        write_partial_o(w);
-        write_partial_stats(w);
-    }
-    __device__ void write_partial_o(const SchedWorkspace &w)
-    {
+        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
         const int nrows = ps.nrows, slot = ps.pc.slot;
         const int r0 = ps.slot_row0<kHalves>(kUnitRows);
         float *acc = w.acc + ((size_t)slot * kUnitRows + r0) * kDv;
@@ -845,13 +620,6 @@ struct Onepass {
             for (int m = 0; m < kDimTiles; m++)
                 store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, kDimsPerWarp * warp + 16 * m + g, o[m][j][0],
                                     o[m][j][1], o[m][j][2], o[m][j][3]);
-    }
-    __device__ void write_partial_stats(const SchedWorkspace &w)
-    {
-        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
-        const int nrows = ps.nrows, slot = ps.pc.slot;
-        const int r0 = ps.slot_row0<kHalves>(kUnitRows);
         if (tid < nrows)
             w.ml[(size_t)slot * kUnitRows + r0 + tid] = make_float2(rm[tid], rsum[tid]);
     }
@@ -860,37 +628,22 @@ struct Onepass {
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <class Sched> struct WalkShared {
-    Sched sched;
-    PieceState ps;
-    bool more;
-};
-template <class Sched> __device__ __forceinline__ WalkShared<Sched> &walk_shared()
-{
-    __shared__ WalkShared<Sched> sh;
-    return sh;
-}
-
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, class L = Smem<kN8>, int kRole = 0,
-          bool kPart = false>
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
-    using Sched = Schedule<kKeys, L::kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, L, kPart>;
-    WalkShared<Sched> &sh = walk_shared<Sched>();
-    Sched &sched = sh.sched;
-    PieceState &ps = sh.ps;
-    bool &more = sh.more; // written by thread 0 before a barrier, read by all after it
+    using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
+    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect>;
+    __shared__ Sched sched;
+    __shared__ PieceState ps;
+    __shared__ bool more; // written by thread 0 before a barrier, read by all after it
     bool going = false;   // thread 0's own copy
     if (threadIdx.x == 0)
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
-    Op::block_sync(); // the prefix array shares memory with the KV stages
+    __syncthreads(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
     Op op(p, smem, ps);
-    if constexpr (L::kOverlap)
-        op.init_full_bars(); // before the loop's first barrier
     for (;;) {
         if (threadIdx.x == 0) {
             while (going && (going = sched.next(p, c, ps.pc))) {
@@ -903,35 +656,19 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
             }
             more = going;
         }
-        Op::block_sync();
+        __syncthreads();
         if (!more)
             break;
         op.begin_piece(qfrag);
-        if constexpr (L::kOverlap) {
-            if constexpr (kRole == 1)
-                op.accumulate_piece(w);
-            else if constexpr (kRole == 2)
-                op.score_piece(qfrag);
-            else if (threadIdx.x < L::kCopiers)
-                op.accumulate_piece(w);
-            else
-                op.score_piece(qfrag);
-            Op::block_sync();
-            if (ps.pc.direct)
-                op.write_lse();
-            else
-                op.write_partial_stats(w);
-        } else {
-            op.run_tiles(qfrag);
-            Op::block_sync();
-            if (ps.pc.direct)
-                op.write_output();
-            else
-                op.write_partial(w);
-        }
+        op.run_tiles(qfrag);
+        __syncthreads();
+        if (ps.pc.direct)
+            op.write_output();
+        else
+            op.write_partial(w);
         if (ps.pc.plan_owner && threadIdx.x == 0)
             w.record_plan(ps.pc, c.row_tiles);
-        Op::block_sync(); // the next piece reuses every shared buffer
+        __syncthreads(); // the next piece reuses every shared buffer
     }
 }
 
@@ -972,100 +709,32 @@ constexpr int kQuadSpan = 2, kPairSpan = 4;
 __host__ __device__ constexpr int quad_n8(int unit_n8) { return (unit_n8 + 3) / 4; }
 __host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 2; }
 
-// The 8-warp walks of a launch, once the prefix of unit costs is in shared memory. kPart: the
-// block has other warps, which have left (onepass_rr_kernel).
-template <int kN8, bool kPart = false>
-__device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
-                                      int total)
-{
-    if constexpr (kN8 == kMaxN8) {
-        const int span = (total + c.grid - 1) / c.grid;
-        if (span <= kQuadSpan) {
-            if (2 * total <= c.grid)
-                walk<quad_n8(kN8), kN8, 4, true, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
-            else
-                walk<quad_n8(kN8), kN8, 4, false, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
-            return;
-        }
-        if (span <= kPairSpan) {
-            walk<pair_n8(kN8), kN8, 2, false, Smem<pair_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
-            return;
-        }
-    } else if constexpr (kN8 >= kMinGroupN8) {
-        if (2 * total <= c.grid) { // span 1: the direct quads alone
-            walk<quad_n8(kN8), kN8, 4, true, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
-            return;
-        }
-    }
-    walk<kN8, kN8, 1, false, Smem<kN8>, 0, kPart>(p, ws, c, smem, total);
-}
-
 template <int kN8>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     static_assert(4 * (kMaxBatch + 1) <= Smem<kN8>::pt, "the prefix array fits in the KV stages of every layout");
     const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
-    walks<kN8>(p, ws, c, smem, total);
-}
-
-// Where setmaxnreg exists (VB_SETMAXNREG), a launch takes 12 warps at 168 registers each and
-// hands them out by role. At 72 rows and spans longer than kPairSpan, the overlapped walk: eight
-// Oᵀ warps at 200 registers (144 accumulators, no spills in the tile loop) accumulate tile t while
-// four Sᵀ warps at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get
-// 168 each and ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it
-// gained (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp
-// walks at 240 registers while the last four warps give theirs back and leave.
-constexpr int kRrThreads = 3 * 128;
-constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
-constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, 4 Sᵀ warps
-constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
-static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
-static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
-static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
-
-template <int kRegs> __device__ __forceinline__ void regs_inc()
-{
-#ifdef VB_SETMAXNREG
-    setmaxnreg_inc<kRegs>();
-#endif
-}
-template <int kRegs> __device__ __forceinline__ void regs_dec()
-{
-#ifdef VB_SETMAXNREG
-    setmaxnreg_dec<kRegs>();
-#endif
-}
-
-template <int kN8>
-__global__ void __maxnreg__(kRrLaunchRegs)
-    onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
-{
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 // launched on compute capability 9.0, 10.0 and 12.0 only
-    extern __shared__ __align__(128) unsigned char smem[];
-    static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
-    const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
-    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
     if constexpr (kN8 == kMaxN8) {
-        if ((total + c.grid - 1) / c.grid > kPairSpan) {
-            using L = OverlapLayout<kN8>;
-            if (wg < 2) {
-                regs_inc<kOverlapORegs>();
-                walk<kN8, kN8, 1, false, L, 1>(p, ws, c, smem, total);
-            } else {
-                regs_dec<kOverlapSRegs>();
-                walk<kN8, kN8, 1, false, L, 2>(p, ws, c, smem, total);
-            }
+        const int span = (total + c.grid - 1) / c.grid;
+        if (span <= kQuadSpan) {
+            if (2 * total <= c.grid)
+                walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
+            else
+                walk<quad_n8(kN8), kN8, 4>(p, ws, c, smem, total);
+            return;
+        }
+        if (span <= kPairSpan) {
+            walk<pair_n8(kN8), kN8, 2>(p, ws, c, smem, total);
+            return;
+        }
+    } else if constexpr (kN8 >= kMinGroupN8) {
+        if (2 * total <= c.grid) { // span 1: the direct quads alone
+            walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
             return;
         }
     }
-    if (wg == 2) {
-        regs_dec<kIdleRegs>();
-        return;
-    }
-    regs_inc<kWalkRegs>();
-    walks<kN8, true>(p, ws, c, smem, total);
-#endif
+    walk<kN8>(p, ws, c, smem, total);
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -1088,60 +757,22 @@ SchedConfig config_for(const vb_verify_params &lim)
     return sched_config(lim, 8 * n8, tiles, kC0, kMinSpan, kKeys * kDqk * 2);
 }
 
-// Whether this device runs onepass_rr_kernel: compute capability 9.0, 10.0 or 12.0, whose code
-// in the fat binary is built for the arch-specific target (meson.build). Queried once: a
-// device attribute is not stream work, so this is allowed while a capture is open.
-bool reallocates_registers()
-{
-    static int rr = -1;
-    if (rr < 0) {
-        int dev = 0, major = 0, minor = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-            return false;
-        rr = minor == 0 && (major == 9 || major == 10 || major == 12);
-    }
-    return rr == 1;
-}
-
-// Kernel attributes are host-side settings, not stream work: allowed while a capture is open.
-// The carveout asks for no more shared memory than the kernel uses, leaving L1 for q.
-template <class K> cudaError_t set_attributes(K kernel, int bytes, bool &set)
-{
-    if (set)
-        return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxL1);
-    set = e == cudaSuccess;
-    return e;
-}
-
-// onepass_rr_kernel's shared memory: the overlapped walk's layout at 72 rows, the 8-warp walk's
-// otherwise.
-template <int kN8> constexpr int rr_smem_bytes()
-{
-    if constexpr (kN8 == kMaxN8)
-        return OverlapLayout<kN8>::bytes > Smem<kN8>::bytes ? OverlapLayout<kN8>::bytes : Smem<kN8>::bytes;
-    else
-        return Smem<kN8>::bytes;
-}
-
 template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
-    static bool set = false, set_rr = false;
-    if (reallocates_registers()) {
-        constexpr int bytes = rr_smem_bytes<kN8>();
-        if (cudaError_t e = set_attributes(onepass_rr_kernel<kN8>, bytes, set_rr))
+    // Kernel attributes are host-side settings, not stream work: allowed while a capture is
+    // open. The carveout asks for no more shared memory than the kernel uses, leaving L1 for q.
+    static bool set = false;
+    constexpr int bytes = Smem<kN8>::bytes;
+    if (!set) {
+        cudaError_t e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxL1);
+        if (e != cudaSuccess)
             return e;
-        onepass_rr_kernel<kN8><<<c.grid, kRrThreads, bytes, stream>>>(p, ws, c);
-    } else {
-        constexpr int bytes = Smem<kN8>::bytes;
-        if (cudaError_t e = set_attributes(onepass_kernel<kN8>, bytes, set))
-            return e;
-        onepass_kernel<kN8><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
+        set = true;
     }
+    onepass_kernel<kN8><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
@@ -1158,7 +789,7 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
 {
     if (unsupported_mla_rows(p, kDqk, kDv, kMaxBatch, why, n))
         return 1;
-    if (smem_exceeds_optin(Smem<kMaxN8>::bytes, why, n) || smem_exceeds_optin(OverlapLayout<kMaxN8>::bytes, why, n))
+    if (smem_exceeds_optin(Smem<kMaxN8>::bytes, why, n))
         return 1;
     return 0;
 }
