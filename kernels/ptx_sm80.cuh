@@ -111,8 +111,7 @@ __device__ __forceinline__ void named_barrier(int id, int threads)
 }
 
 // mbarriers: a barrier object in shared memory that counts arrivals per phase, so that threads
-// can hand data to others without both sides passing a block-wide barrier (sm_80+; the sm_90
-// wait with a suspend hint, mbar_wait, is in ptx_sm90a.cuh).
+// can hand data to others without both sides passing a block-wide barrier (sm_80+).
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -121,16 +120,42 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// Spins until the phase of the given parity has completed (a fresh barrier is in phase 0).
-__device__ __forceinline__ void mbar_test_wait(unsigned bar, unsigned parity)
+// Waits until the phase of the given parity has completed. A fresh barrier is in phase 0, so
+// waiting on parity 1 returns at once: producers start there on "empty" barriers. kCluster:
+// acquire at cluster scope, for a barrier that other CTAs of the cluster arrive on (sm_90+).
+// sm_90 and later use try_wait, which may suspend the thread until the phase completes; sm_80
+// and sm_86/89 spin on test_wait.
+template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
 {
     unsigned done;
     do {
+#if __CUDA_ARCH__ >= 900
+        if constexpr (kCluster)
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                         "selp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+        else
+            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+#else
+        static_assert(!kCluster, "clusters need sm_90");
         asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done)
                      : "r"(bar), "r"(parity)
                      : "memory");
+#endif
     } while (!done);
+}
+
+// The barrier's phase counts this thread's earlier cp.async copies as one arrival when they
+// have landed (the barrier's expected count includes it: .noinc).
+__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
 // A hint that the 128-byte line at p will be read soon: fetched into L2, nothing returned.

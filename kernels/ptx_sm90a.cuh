@@ -1,5 +1,5 @@
-// The sm_90a instructions the Hopper kernels are built from, one wrapper each: mbarrier waits (and
-// cp.async completing on them), the generic-to-async proxy fence, wgmma's fence / commit /
+// The sm_90a instructions the Hopper kernels are built from, one wrapper each: the
+// generic-to-async proxy fence, wgmma's fence / commit /
 // wait, setmaxnreg, stmatrix, and a named barrier that also ORs a predicate. Shared-memory
 // operands are 32-bit shared addresses (smem_u32 in ptx_sm80.cuh). The wgmma instructions
 // themselves are in wgmma_sm90a.cuh.
@@ -11,37 +11,9 @@
 
 namespace vb {
 
-// mbar_init and mbar_arrive (sm_80+) are in ptx_sm80.cuh.
+// mbar_init, mbar_arrive, mbar_wait and cp_async_mbar_arrive (sm_80+) are in ptx_sm80.cuh.
 // Makes mbarrier inits visible before other threads use the barriers (with a block barrier).
 __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
-
-// Waits until the phase of the given parity has completed. A fresh barrier is in phase 0, so
-// waiting on parity 1 returns at once: producers start there on "empty" barriers. kCluster:
-// acquire at cluster scope, for a barrier that other CTAs of the cluster arrive on.
-template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done;
-    do {
-        if constexpr (kCluster)
-            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                         "selp.u32 %0, 1, 0, p;\n}\n"
-                         : "=r"(done)
-                         : "r"(bar), "r"(parity)
-                         : "memory");
-        else
-            asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                         : "=r"(done)
-                         : "r"(bar), "r"(parity)
-                         : "memory");
-    } while (!done);
-}
-
-// The barrier's phase counts this thread's earlier cp.async copies as one arrival when they
-// have landed (the barrier's expected count includes it: .noinc).
-__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
-{
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
 
 // Lets the grid's programmatic dependents launch once every CTA has run this or exited (one
 // thread of a CTA is enough; the dependents still wait for the whole grid before reading).

@@ -7,6 +7,7 @@
 extern const vb_kernel vb_kernel_flash_paged;
 extern const vb_kernel vb_kernel_naive_gpu;
 extern const vb_kernel vb_kernel_mla_onepass;
+extern const vb_kernel vb_kernel_mla_onepass_ws;
 extern const vb_kernel vb_kernel_mla_wgmma;
 extern const vb_kernel vb_kernel_sync_in_launch;
 extern const vb_kernel vb_kernel_fault_address;
@@ -18,6 +19,7 @@ const vb_kernel *const vb_kernels[] = {
     &vb_kernel_flash_paged,
     &vb_kernel_naive_gpu,
     &vb_kernel_mla_onepass,
+    &vb_kernel_mla_onepass_ws,
     &vb_kernel_mla_wgmma,
 };
 const size_t vb_kernel_count = sizeof vb_kernels / sizeof *vb_kernels;

@@ -37,11 +37,26 @@
 //   rows when its positions are at most half the CTAs): a unit goes to a group of CTAs, four
 //   (a quarter of its rows each) or two (a half), over a span as many times longer, so a short
 //   piece's q copy, Sᵀ, softmax, Oᵀ and partial shrink with its rows (see kQuadSpan).
+// Two registry entries share this file. mla_onepass runs onepass_kernel (the 8-warp walks at 255
+// registers) everywhere. mla_onepass_ws, where setmaxnreg exists (sm_90a, sm_100a, sm_120a:
+// meson.build builds this file for those targets), runs 72-row launches as onepass_rr_kernel:
+// 12 warps, registers handed out by role. Its units at spans longer than kOverlapSpan take the
+// overlapped walk (SmemOverlap): eight Oᵀ warps at 200 registers accumulate tile t while four Sᵀ
+// warps at 104 score tile t + 1, the roles meeting at mbarriers only; everything else runs the
+// 8-warp walks at 240 registers. It is a separate entry because no launch can choose between the
+// two kernels on the host (the spans come from the lengths a graph replays with), and the 12-warp
+// kernel costs the short launches 3-8% (results/h200/NOTES.md, fifty-first).
 // Shared memory: Smem<9>::bytes = 95,424 B (93.2 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #include <cstdio>
 
 #include "mla_schedule.cuh"
 #include "ptx_sm80.cuh"
+#include "ptx_sm90a.cuh"
+
+// setmaxnreg (onepass_rr_kernel) exists on the arch-specific targets of sm_90, sm_100 and sm_120.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM120_ALL)
+#define VB_SETMAXNREG 1
+#endif
 
 namespace {
 
@@ -96,6 +111,52 @@ template <int kN8> struct Smem {
     static constexpr int rm = rsum + kRows * 4;                   // [kRows] reference max of each row
     static constexpr int tok = rm + kRows * 4;                    // [kRows] draft token of a row, from tok_lo
     static constexpr int bytes = tok + (kRows + 15) / 16 * 16;
+
+    // Every warp scores (warps [0, kSW)) and accumulates; one Pᵀ and one set of rescale factors.
+    static constexpr bool kOverlap = false;
+    static constexpr int kThreads = vb::kWarp * 8, kSW0 = 0, kPairBar0 = 1;
+    __host__ __device__ static constexpr int pt_at(int) { return pt; }
+    __host__ __device__ static constexpr int corr_at(int) { return corr; }
+};
+
+// Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
+// and kSWarps Sᵀ warps after them (a pair per row group), so that the scores of tile t + 1 are
+// computed while tile t's Pᵀ is accumulated. Pᵀ, the rescale factors and the moved flags are
+// kept per stage parity; the tree mask is read from global memory at the tiles that need it
+// (no staging); an mbarrier per KV stage completes when the stage's copies have landed. Four
+// Sᵀ warps (two row groups): two could not score a tile as fast as eight take its Oᵀ (1.27-1.35
+// against the 8-warp walk), four can (results/h200/NOTES.md, forty-ninth). Runs only in
+// onepass_rr_kernel, whose registers go to the Oᵀ warps.
+template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
+    static constexpr int kStages = kStages_;
+    static constexpr int kRows = 8 * kN8;
+    static constexpr int kGroups = kSWarps / 2, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
+    static constexpr int kPStride = 16 * (kN8 | 1);
+    static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
+    static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
+    static constexpr int xch = pt + 2 * kKeys * kPStride;         // [kSW][4·kNt][kWarp]
+    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp]
+    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [2][kRows]
+    static constexpr int moved = corr + 2 * kRows * 4;            // [2][kSW] int: this warp's rows moved, by parity
+    static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
+    static constexpr int rm = rsum + kRows * 4;                   // [kRows]
+    static constexpr int tok = rm + kRows * 4;                    // [kRows]
+    // mbarriers, one per hand-off between the roles (racecheck orders accesses by them; it did
+    // not by barriers that each role reaches from its own code):
+    static constexpr int full = tok + (kRows + 15) / 16 * 16;     // [kStages] stage s landed (the copies)
+    static constexpr int ready = full + 8 * kStages;              // [2] Pᵀ, corr, moved of a parity out (Sᵀ → Oᵀ)
+    static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
+    static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
+    static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
+    static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
+
+    static constexpr bool kOverlap = true;
+    static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8, kPairBar0 = 1;
+    static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
+    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (after the Sᵀ pairs' 1 and 2)
+    static_assert(kPairBar0 + kSW / 2 <= kOBar, "named barrier ids stay apart");
+    __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
+    __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
 };
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
@@ -106,6 +167,12 @@ struct PieceState : PieceRows {
 };
 
 static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
+// The overlapped walk's layout: four Sᵀ warps, kOverlapStages KV stages (3 stages take 131 KB,
+// which sm_80 and sm_90 allow and sm_86/89/120 do not, and on the H200 they took L1 from q:
+// 1.04 against 2, NOTES.md, forty-ninth).
+constexpr int kOverlapStages = 2;
+template <int kN8> using OverlapLayout = SmemOverlap<kN8, 4, kOverlapStages>;
+static_assert(OverlapLayout<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
 
 // ---- instructions (sm_80+; the rest in ptx_sm80.cuh) ---------------------------------------
 
@@ -125,8 +192,10 @@ __device__ __forceinline__ int swz(int j) { return ((j & 1) << 2) | ((j >> 1) & 
 
 // ---- one piece -------------------------------------------------------------------------------
 
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> struct Onepass {
-    using L = Smem<kN8>;
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, class Layout = Smem<kN8>,
+          bool kPart = false>
+struct Onepass {
+    using L = Layout;
     static constexpr int kRows = L::kRows;
     // The unit's rows (the cut's and the partial slot's), and the share of them this CTA takes:
     // all of them, or a quarter or half of them on a CTA quad or pair (quad_n8, pair_n8).
@@ -140,6 +209,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     unsigned char *smem;
     const PieceState &ps;
     const int tid, warp, lane, g, t; // g = lane / 4 (MMA group), t = lane % 4
+    unsigned phase = 0;              // overlap: the parities of the mbarriers' next completions (kFullBit...)
 
     // Loader role: key tid / kLoaders of every tile, chunks (tid % kLoaders) + kLoaders·i.
     int64_t slot_next; // slot of this thread's key in the tile after the one being issued
@@ -169,10 +239,27 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
           g(lane / 4), t(lane % 4)
     {
-        const int grp = warp / 2;
+        const int grp = sw() / 2;
         j_lo = grp * kN8 / kGroups;
         nt = (grp + 1) * kN8 / kGroups - j_lo;
     }
+
+    // The block's barrier. The overlapped walk's roles reach it from their own code, so there it
+    // is an mbarrier (see init_barriers).
+    __device__ __forceinline__ void block_sync()
+    {
+        if constexpr (L::kOverlap) {
+            mbar_arrive(bar_at(L::blk));
+            bar_wait(L::blk, kBlkBit);
+        } else if constexpr (kPart) {
+            named_barrier(0, kThreads); // the block's other warps have left (onepass_rr_kernel)
+        } else {
+            __syncthreads();
+        }
+    }
+    // This warp's index among the Sᵀ warps (meaningful when it is one).
+    __device__ int sw() const { return warp - L::kSW0; }
+    __device__ bool is_sw() const { return warp >= L::kSW0 && warp < L::kSW0 + kSW; }
 
     __device__ bool tile_needs_mask(int tile) const
     {
@@ -258,17 +345,21 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     {
         uint8_t *tok = smem + L::tok;
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-        for (int r = tid; r < kRows; r += kThreads) {
+        for (int r = tid; r < kRows; r += L::kThreads) {
             const int lr = ps.row(r);
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++)
-            if (warp < kSW)
-                reinterpret_cast<float *>(smem + L::lpart)[(warp * kNt + jj) * kWarp + lane] = 0.f;
-        if (tid == 0)
+            if (is_sw())
+                reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
+        if constexpr (L::kOverlap) {
+            if (tid < 2 * kSW)
+                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
+        } else if (tid == 0) {
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
+        }
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
         // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
@@ -278,18 +369,23 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                 q_own[jj] = q_pairs(j_lo + jj);
         }
 #pragma unroll 4
-        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += kThreads) {
+        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
             const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
             const unsigned *q = reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * j + ln / 4));
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
             qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
         }
+        if constexpr (!L::kOverlap) // the overlapped walk's Oᵀ warps zero theirs (OverlapCta)
+            zero_o();
+        block_sync();
+    }
+    __device__ void zero_o()
+    {
 #pragma unroll
         for (int m = 0; m < kDimTiles; m++)
 #pragma unroll
             for (int j = 0; j < kN8; j++)
                 o[m][j][0] = o[m][j][1] = o[m][j][2] = o[m][j][3] = 0.f;
-        __syncthreads();
     }
 
     // The values a warp of an S pair sends to the other, in one order for writer and reader:
@@ -358,8 +454,14 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                 }
             }
         }
-        // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
-        float *mine = reinterpret_cast<float *>(smem + L::xch) + warp * 4 * kNt * kWarp + lane;
+        if constexpr (!L::kOverlap) // the overlapped walk sends after a barrier of its own (score_tile)
+            send_partial<NT, KS>(acc);
+    }
+
+    // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
+    template <int NT, int KS> __device__ void send_partial(const float (&acc)[2][NT][4])
+    {
+        float *mine = reinterpret_cast<float *>(smem + L::xch) + sw() * 4 * kNt * kWarp + lane;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) { mine[slot] = acc[mh][jj][2 * h + (KS ^ 1)]; });
     }
 
@@ -368,7 +470,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     // domain.
     template <int NT, int KS> __device__ void full_scores(const float (&acc)[2][NT][4], float (&s)[NT][4])
     {
-        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (warp ^ 1) * 4 * kNt * kWarp + lane;
+        const float *theirs = reinterpret_cast<const float *>(smem + L::xch) + (sw() ^ 1) * 4 * kNt * kWarp + lane;
         const float scale = p.sm_scale * kLog2e;
         for_each_exchanged<NT>([&](int mh, int jj, int h, int slot) {
             s[jj][2 * mh + h] = (acc[mh][jj][2 * h + KS] + theirs[slot]) * scale;
@@ -381,15 +483,24 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
         if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
             return; // a full tile of prefix columns the caller promised visible
-        const uint8_t *mk = smem + L::mask + st * kRows * kKeys, *tok = smem + L::tok;
+        const uint8_t *tok = smem + L::tok;
 #pragma unroll
         for (int jj = 0; jj < NS; jj++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int key = 8 * e + g, row = 8 * (j_lo + jj) + 2 * t + warp % 2;
-                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mk[tok[row] * kKeys + key] != 0);
+                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mask_byte(st, tok[row], k0, key) != 0);
                 s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
             }
+    }
+    // The mask byte of draft token tok_lo + tk and key k0 + key: staged (store_mask), or from
+    // global memory in the overlapped walk.
+    __device__ uint8_t mask_byte(int st, int tk, int64_t k0, int key) const
+    {
+        if constexpr (L::kOverlap)
+            return __ldg(p.custom_mask + ps.rq.mask0 + (ps.tok_lo + tk) * ps.keys + k0 + key);
+        else
+            return smem[L::mask + st * kRows * kKeys + tk * kKeys + key];
     }
 
     // Online softmax of one tile over rows this warp owns entirely (all 32 keys, rows of parity
@@ -401,10 +512,10 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     // and the rescale factor of every row (1 unless its m moved) for the Oᵀ warps.
     template <int NT> __device__ void softmax(float (&s)[NT][4], int par)
     {
-        float *corr = reinterpret_cast<float *>(smem + L::corr);
+        float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
         float *rm = reinterpret_cast<float *>(smem + L::rm);
-        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
-        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt);
+        float *lpart = reinterpret_cast<float *>(smem + L::lpart) + sw() * kNt * kWarp + lane;
+        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt_at(par));
         float m[NT];
         bool up = false;
 #pragma unroll
@@ -430,7 +541,8 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                     c = exp2_ftz(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
                     if (g == 0) {
                         rm[row] = mnew;
-                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                        if constexpr (!L::kOverlap)
+                            atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
                     }
                     m[jj] = mnew;
                 }
@@ -448,13 +560,17 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             if (g == 0)
                 corr[row] = c;
         }
+        // Overlapped: a word per warp and parity, written every tile (no reset to race with).
+        if constexpr (L::kOverlap)
+            if (lane == 0)
+                reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
 
     // The row sums of the piece from every lane's share (lpart) into rsum.
     __device__ void finish_sums()
     {
         float *rsum = reinterpret_cast<float *>(smem + L::rsum);
-        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + warp * kNt * kWarp + lane;
+        const float *lpart = reinterpret_cast<const float *>(smem + L::lpart) + sw() * kNt * kWarp + lane;
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++) {
             if (jj >= nt)
@@ -469,12 +585,12 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     }
 
     // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
-    __device__ void accumulate(int st, bool first)
+    __device__ void accumulate(int st, int par, bool first)
     {
-        const float *corr = reinterpret_cast<const float *>(smem + L::corr);
+        const float *corr = reinterpret_cast<const float *>(smem + L::corr_at(par));
         // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
         // piece's first tile, where Oᵀ is zero.
-        if (!first && reinterpret_cast<const int *>(smem + L::moved)[st]) {
+        if (!first && moved(par)) {
 #pragma unroll
             for (int j = 0; j < kN8; j++) {
                 const float2 c = *reinterpret_cast<const float2 *>(corr + 8 * j + 2 * t);
@@ -485,7 +601,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
         }
         const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
         const unsigned kv = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
-        const unsigned pt = smem_u32(smem + L::pt);
+        const unsigned pt = smem_u32(smem + L::pt_at(par));
 #pragma unroll
         for (int ks = 0; ks < 2; ks++) {
             unsigned a[kDimTiles][4];
@@ -516,8 +632,23 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
         }
     }
 
+    // Some row's max moved in the tile of stage parity st.
+    __device__ bool moved(int st) const
+    {
+        const int *mv = reinterpret_cast<const int *>(smem + L::moved);
+        if constexpr (L::kOverlap) {
+            int any = 0;
+#pragma unroll
+            for (int i = 0; i < kSW; i++)
+                any |= mv[st * kSW + i];
+            return any != 0;
+        } else {
+            return mv[st] != 0;
+        }
+    }
+
     // A warp's part in scoring a tile: NT of its row group's n8 tiles.
-    template <int NT> __device__ void score_tile(int tile, int st, const uint4 *qfrag)
+    template <int NT> __device__ void score_tile(int tile, int st, int par, const uint4 *qfrag)
     {
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
@@ -527,18 +658,27 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                 partial_scores<NT, 1>(st, qfrag, acc);
             else
                 partial_scores<NT, 0>(st, qfrag, acc);
-            named_barrier(1 + warp / 2, 2 * kWarp);
+            if constexpr (L::kOverlap) {
+                // No block barrier between tiles here: the pair meets before overwriting what
+                // the other may still be reading of the last tile's exchange.
+                named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
+                if (warp % 2)
+                    send_partial<NT, 1>(acc);
+                else
+                    send_partial<NT, 0>(acc);
+            }
+            named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
             if (warp % 2)
                 full_scores<NT, 1>(acc, s);
             else
                 full_scores<NT, 0>(acc, s);
             mask_scores<NT>(tile, st, s);
-            softmax<NT>(s, st);
+            softmax<NT>(s, par);
         } else {
             // A pair without rows (fewer n8 tiles than row groups) still meets at its barrier, so
             // every warp passes the same number of barriers (compute-sanitizer's racecheck counts
             // them per warp and reported hazards when they drifted apart).
-            named_barrier(1 + warp / 2, 2 * kWarp);
+            named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
         }
     }
 
@@ -557,7 +697,7 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             cp_async_wait<0>();
             if (tile_needs_mask(tile))
                 store_mask(st);
-            __syncthreads(); // tile landed everywhere; the previous tile's readers are done
+            block_sync(); // tile landed everywhere; the previous tile's readers are done
             if (tile + 1 < hi) {
                 issue_kv(tile + 1, st ^ 1, slot_next);
                 cp_async_commit();
@@ -567,9 +707,9 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             }
             if (warp < kSW) { // row groups hold kN8 / kGroups n8 tiles, rounded up or down
                 if (nt == kNt)
-                    score_tile<kNt>(tile, st, qfrag);
+                    score_tile<kNt>(tile, st, st, qfrag);
                 else
-                    score_tile<kN8 / kGroups>(tile, st, qfrag);
+                    score_tile<kN8 / kGroups>(tile, st, st, qfrag);
             } else if constexpr (kSW < kWarps) {
                 // Warps without an Sᵀ role (three row groups) pass a barrier of their own, so that
                 // every warp passes as many barriers a tile as a pair's warps do: with these
@@ -577,8 +717,8 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
                 // Pᵀ's writes and reads and on `more`, all of them across __syncthreads.
                 named_barrier(1 + warp / 2, kWarps * kWarp - kSW * kWarp);
             }
-            __syncthreads(); // Pᵀ and the rescale factors are complete
-            accumulate(st, tile == lo);
+            block_sync(); // Pᵀ and the rescale factors are complete
+            accumulate(st, st, tile == lo);
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[st ^ 1] = 0; // for the next tile (read after its barriers)
         }
@@ -586,12 +726,105 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             finish_sums();
     }
 
+    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead and
+    // accumulate tile t while the Sᵀ warps after them score tile t + 1. The roles run their own
+    // code (each at its own register count) and meet only at mbarriers: a stage's `full`
+    // completes when the 256 copying threads' copies have landed (cp.async.mbarrier.arrive.noinc);
+    // `ready` (parity of the tile) when the 128 Sᵀ threads have written Pᵀ, corr and the moved
+    // flags; `freed` when the 256 Oᵀ threads have read them; `sums` when the row sums are out;
+    // `blk` is the walk's block barrier, every thread arriving and waiting. Each is arrived at and
+    // waited on the same number of times a piece. Within a role, aligned named barriers: the Sᵀ
+    // pairs from kPairBar0, the Oᵀ warps kOBar.
+    // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
+    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
+    __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
+    __device__ void bar_wait(int off, int bit)
+    {
+        mbar_wait(bar_at(off), (phase >> bit) & 1);
+        phase ^= 1u << bit;
+    }
+    __device__ void wait_full(int st) { bar_wait(L::full + 8 * st, kFullBit + st); }
+    // Before the overlapped walk, by one thread, with a block barrier after it.
+    static __device__ void init_barriers(unsigned char *smem)
+    {
+        for (int st = 0; st < L::kStages; st++)
+            mbar_init(smem_u32(smem + L::full + 8 * st), L::kCopiers);
+        for (int par = 0; par < 2; par++) {
+            mbar_init(smem_u32(smem + L::ready + 8 * par), kSW * kWarp);
+            mbar_init(smem_u32(smem + L::freed + 8 * par), L::kCopiers);
+        }
+        mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
+        mbar_init(smem_u32(smem + L::blk), L::kThreads);
+    }
+    static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
+    __device__ void copy_tile(int tile, int st, int64_t slot)
+    {
+        issue_kv(tile, st, slot);
+        cp_async_mbar_arrive(bar_at(L::full + 8 * st));
+    }
+
+    // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
+    // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
+    __device__ void accumulate_piece(const SchedWorkspace &w)
+    {
+        constexpr int S = L::kStages;
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
+        zero_o();
+#pragma unroll
+        for (int i = 0; i < S; i++)
+            if (lo + i < hi)
+                copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
+        slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
+        for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
+            const int par = (tile - lo) & 1;
+            wait_full(st);
+            bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
+            accumulate(st, par, tile == lo);
+            if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
+                mbar_arrive(bar_at(L::freed + 8 * par));
+            if (tile + S < hi) {
+                named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage (Sᵀ: before ready)
+                copy_tile(tile + S, st, slot_next);
+                slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
+            }
+        }
+        bar_wait(L::sums, kSumsBit);
+        if (ps.pc.direct)
+            write_o();
+        else
+            write_partial_o(w);
+    }
+
+    // Sᵀ warps: the piece's scores and softmax, a tile ahead of Oᵀ, then its row sums.
+    __device__ void score_piece(const uint4 *qfrag)
+    {
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
+        for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
+            const int par = (tile - lo) & 1;
+            if (tile >= lo + 2)
+                bar_wait(L::freed + 8 * par, kFreedBit + par);
+            wait_full(st);
+            if constexpr (kN8 % kGroups == 0)
+                score_tile<kNt>(tile, st, par, qfrag); // every group holds kNt
+            else if (nt == kNt)
+                score_tile<kNt>(tile, st, par, qfrag);
+            else
+                score_tile<kN8 / kGroups>(tile, st, par, qfrag);
+            mbar_arrive(bar_at(L::ready + 8 * par));
+        }
+        finish_sums();
+        mbar_arrive(bar_at(L::sums));
+    }
+
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes), lse per row.
     __device__ void write_output()
     {
+        write_o();
+        write_lse();
+    }
+    __device__ void write_o()
+    {
         const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
-        const int nrows = ps.nrows;
 #pragma unroll
         for (int j = 0; j < kN8; j++) {
             const int ra = 8 * j + 2 * t;
@@ -602,6 +835,12 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             for (int m = 0; m < kDimTiles; m++)
                 store_o_m16n8(dst, kDimsPerWarp * warp + 16 * m, o[m][j][0], o[m][j][1], o[m][j][2], o[m][j][3], ia, ib);
         }
+    }
+    __device__ void write_lse()
+    {
+        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
+        const int nrows = ps.nrows;
         if (p.lse && tid < nrows)
             p.lse[ps.token(tid) * p.heads + ps.head(tid)] = row_lse(rm[tid], rsum[tid]);
     }
@@ -609,8 +848,11 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
     // A cut unit: the unnormalised Oᵀ and the row stats into the piece's partial slot.
     __device__ void write_partial(const SchedWorkspace &w)
     {
-        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
-        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
+        write_partial_o(w);
+        write_partial_stats(w);
+    }
+    __device__ void write_partial_o(const SchedWorkspace &w)
+    {
         const int nrows = ps.nrows, slot = ps.pc.slot;
         const int r0 = ps.slot_row0<kHalves>(kUnitRows);
         float *acc = w.acc + ((size_t)slot * kUnitRows + r0) * kDv;
@@ -620,6 +862,13 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
             for (int m = 0; m < kDimTiles; m++)
                 store_partial_m16n8(acc, kDv, nrows, 8 * j + 2 * t, kDimsPerWarp * warp + 16 * m + g, o[m][j][0],
                                     o[m][j][1], o[m][j][2], o[m][j][3]);
+    }
+    __device__ void write_partial_stats(const SchedWorkspace &w)
+    {
+        const float *rsum = reinterpret_cast<const float *>(smem + L::rsum);
+        const float *rm = reinterpret_cast<const float *>(smem + L::rm);
+        const int nrows = ps.nrows, slot = ps.pc.slot;
+        const int r0 = ps.slot_row0<kHalves>(kUnitRows);
         if (tid < nrows)
             w.ml[(size_t)slot * kUnitRows + r0 + tid] = make_float2(rm[tid], rsum[tid]);
     }
@@ -628,22 +877,35 @@ template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false> st
 // One CTA's walk over its span of the cut (kHalves > 1: the span its group of kHalves CTAs
 // shares, each taking kShare of every unit's rows), once the prefix of unit costs is in shared
 // memory.
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false>
+template <class Sched> struct WalkShared {
+    Sched sched;
+    PieceState ps;
+    bool more;
+};
+template <class Sched> __device__ __forceinline__ WalkShared<Sched> &walk_shared()
+{
+    __shared__ WalkShared<Sched> sh;
+    return sh;
+}
+
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, class L = Smem<kN8>, int kRole = 0,
+          bool kPart = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
-    using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect>;
-    __shared__ Sched sched;
-    __shared__ PieceState ps;
-    __shared__ bool more; // written by thread 0 before a barrier, read by all after it
+    using Sched = Schedule<kKeys, L::kThreads, kHalves, kHalves>;
+    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, L, kPart>;
+    WalkShared<Sched> &sh = walk_shared<Sched>();
+    Sched &sched = sh.sched;
+    PieceState &ps = sh.ps;
+    bool &more = sh.more; // written by thread 0 before a barrier, read by all after it
     bool going = false;   // thread 0's own copy
+    Op op(p, smem, ps);
     if (threadIdx.x == 0)
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
-    __syncthreads(); // the prefix array shares memory with the KV stages
+    op.block_sync(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
-    Op op(p, smem, ps);
     for (;;) {
         if (threadIdx.x == 0) {
             while (going && (going = sched.next(p, c, ps.pc))) {
@@ -656,19 +918,35 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
             }
             more = going;
         }
-        __syncthreads();
+        op.block_sync();
         if (!more)
             break;
         op.begin_piece(qfrag);
-        op.run_tiles(qfrag);
-        __syncthreads();
-        if (ps.pc.direct)
-            op.write_output();
-        else
-            op.write_partial(w);
+        if constexpr (L::kOverlap) {
+            if constexpr (kRole == 1)
+                op.accumulate_piece(w);
+            else if constexpr (kRole == 2)
+                op.score_piece(qfrag);
+            else if (threadIdx.x < L::kCopiers)
+                op.accumulate_piece(w);
+            else
+                op.score_piece(qfrag);
+            op.block_sync();
+            if (ps.pc.direct)
+                op.write_lse();
+            else
+                op.write_partial_stats(w);
+        } else {
+            op.run_tiles(qfrag);
+            op.block_sync();
+            if (ps.pc.direct)
+                op.write_output();
+            else
+                op.write_partial(w);
+        }
         if (ps.pc.plan_owner && threadIdx.x == 0)
             w.record_plan(ps.pc, c.row_tiles);
-        __syncthreads(); // the next piece reuses every shared buffer
+        op.block_sync(); // the next piece reuses every shared buffer
     }
 }
 
@@ -709,32 +987,108 @@ constexpr int kQuadSpan = 2, kPairSpan = 4;
 __host__ __device__ constexpr int quad_n8(int unit_n8) { return (unit_n8 + 3) / 4; }
 __host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 2; }
 
+// The 8-warp walks of a launch, once the prefix of unit costs is in shared memory. kPart: the
+// block has other warps, which have left (onepass_rr_kernel).
+template <int kN8, bool kPart = false>
+__device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
+                                      int total)
+{
+    if constexpr (kN8 == kMaxN8) {
+        const int span = (total + c.grid - 1) / c.grid;
+        if (span <= kQuadSpan) {
+            if (2 * total <= c.grid)
+                walk<quad_n8(kN8), kN8, 4, true, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
+            else
+                walk<quad_n8(kN8), kN8, 4, false, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
+            return;
+        }
+        if (span <= kPairSpan) {
+            walk<pair_n8(kN8), kN8, 2, false, Smem<pair_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
+            return;
+        }
+    } else if constexpr (kN8 >= kMinGroupN8) {
+        if (2 * total <= c.grid) { // span 1: the direct quads alone
+            walk<quad_n8(kN8), kN8, 4, true, Smem<quad_n8(kN8)>, 0, kPart>(p, ws, c, smem, total);
+            return;
+        }
+    }
+    walk<kN8, kN8, 1, false, Smem<kN8>, 0, kPart>(p, ws, c, smem, total);
+}
+
 template <int kN8>
 __global__ void __launch_bounds__(kThreads, 1) onepass_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     static_assert(4 * (kMaxBatch + 1) <= Smem<kN8>::pt, "the prefix array fits in the KV stages of every layout");
     const int total = Schedule<kKeys, kThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
+    walks<kN8>(p, ws, c, smem, total);
+}
+
+// mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
+// by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
+// registers (144 accumulators; 7 local-memory accesses left in their tile loop, 9 in the Sᵀ
+// warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps
+// at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get 168 each and
+// ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
+// (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp walks at
+// 240 registers while the last four warps give theirs back and leave. The overlap pays only at
+// long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions but
+// 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
+// registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first).
+constexpr int kOverlapSpan = 16; // spans (positions) above which 72-row units overlap
+constexpr int kRrThreads = 3 * 128;
+constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
+constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, 4 Sᵀ warps
+constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
+static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
+static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
+static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
+
+template <int kRegs> __device__ __forceinline__ void regs_inc()
+{
+#ifdef VB_SETMAXNREG
+    setmaxnreg_inc<kRegs>();
+#endif
+}
+template <int kRegs> __device__ __forceinline__ void regs_dec()
+{
+#ifdef VB_SETMAXNREG
+    setmaxnreg_dec<kRegs>();
+#endif
+}
+
+template <int kN8>
+__global__ void __maxnreg__(kRrLaunchRegs)
+    onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 // launched on compute capability 9.0, 10.0 and 12.0 only
+    extern __shared__ __align__(128) unsigned char smem[];
+    static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
+    const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
     if constexpr (kN8 == kMaxN8) {
-        const int span = (total + c.grid - 1) / c.grid;
-        if (span <= kQuadSpan) {
-            if (2 * total <= c.grid)
-                walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
-            else
-                walk<quad_n8(kN8), kN8, 4>(p, ws, c, smem, total);
-            return;
-        }
-        if (span <= kPairSpan) {
-            walk<pair_n8(kN8), kN8, 2>(p, ws, c, smem, total);
-            return;
-        }
-    } else if constexpr (kN8 >= kMinGroupN8) {
-        if (2 * total <= c.grid) { // span 1: the direct quads alone
-            walk<quad_n8(kN8), kN8, 4, true>(p, ws, c, smem, total);
+        if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
+            using L = OverlapLayout<kN8>;
+            if (threadIdx.x == 0)
+                Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
+            __syncthreads(); // the one block barrier both roles reach from one instruction
+            if (wg < 2) {
+                regs_inc<kOverlapORegs>();
+                walk<kN8, kN8, 1, false, L, 1>(p, ws, c, smem, total);
+            } else {
+                regs_dec<kOverlapSRegs>();
+                walk<kN8, kN8, 1, false, L, 2>(p, ws, c, smem, total);
+            }
             return;
         }
     }
-    walk<kN8>(p, ws, c, smem, total);
+    if (wg == 2) {
+        regs_dec<kIdleRegs>();
+        return;
+    }
+    regs_inc<kWalkRegs>();
+    walks<kN8, true>(p, ws, c, smem, total);
+#endif
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -757,22 +1111,57 @@ SchedConfig config_for(const vb_verify_params &lim)
     return sched_config(lim, 8 * n8, tiles, kC0, kMinSpan, kKeys * kDqk * 2);
 }
 
-template <int kN8> cudaError_t launch_n8(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+// Whether this device runs onepass_rr_kernel: compute capability 9.0, 10.0 or 12.0, whose code
+// in the fat binary is built for the arch-specific target (meson.build). Queried once: a
+// device attribute is not stream work, so this is allowed while a capture is open.
+bool reallocates_registers()
 {
-    // Kernel attributes are host-side settings, not stream work: allowed while a capture is
-    // open. The carveout asks for no more shared memory than the kernel uses, leaving L1 for q.
-    static bool set = false;
-    constexpr int bytes = Smem<kN8>::bytes;
-    if (!set) {
-        cudaError_t e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(onepass_kernel<kN8>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxL1);
-        if (e != cudaSuccess)
-            return e;
-        set = true;
+    static int rr = -1;
+    if (rr < 0) {
+        int dev = 0, major = 0, minor = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+            return false;
+        rr = minor == 0 && (major == 9 || major == 10 || major == 12);
     }
-    onepass_kernel<kN8><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
+    return rr == 1;
+}
+
+// Kernel attributes are host-side settings, not stream work: allowed while a capture is open.
+// The carveout asks for no more shared memory than the kernel uses, leaving L1 for q.
+template <class K> cudaError_t set_attributes(K kernel, int bytes, bool &set)
+{
+    if (set)
+        return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxL1);
+    set = e == cudaSuccess;
+    return e;
+}
+
+// onepass_rr_kernel's shared memory: the larger of the overlapped walk's and the 8-warp walks'.
+constexpr int kRrSmemBytes = OverlapLayout<kMaxN8>::bytes > Smem<kMaxN8>::bytes ? OverlapLayout<kMaxN8>::bytes
+                                                                                : Smem<kMaxN8>::bytes;
+
+// kWs: the launch of mla_onepass_ws, which takes onepass_rr_kernel for 72-row units. Only those
+// can overlap; the other row counts keep the 8-warp kernel's 255 registers (eagle64's 64-row walk
+// spilled at 240: results/h200/NOTES.md, fiftieth).
+template <int kN8, bool kWs>
+cudaError_t launch_n8(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+{
+    static bool set = false, set_rr = false;
+    if (kWs && kN8 == kMaxN8 && reallocates_registers()) {
+        if (cudaError_t e = set_attributes(onepass_rr_kernel<kMaxN8>, kRrSmemBytes, set_rr))
+            return e;
+        onepass_rr_kernel<kMaxN8><<<c.grid, kRrThreads, kRrSmemBytes, stream>>>(p, ws, c);
+    } else {
+        constexpr int bytes = Smem<kN8>::bytes;
+        if (cudaError_t e = set_attributes(onepass_kernel<kN8>, bytes, set))
+            return e;
+        onepass_kernel<kN8><<<c.grid, kThreads, bytes, stream>>>(p, ws, c);
+    }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
@@ -794,25 +1183,38 @@ int unsupported(const vb_verify_params *p, char *why, size_t n)
     return 0;
 }
 
-cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
+int unsupported_ws(const vb_verify_params *p, char *why, size_t n)
 {
-    if (cudaError_t e = check_scheduled_launch(*p, ws, "mla_onepass"))
+    if (!reallocates_registers()) {
+        snprintf(why, n, "needs setmaxnreg: built for compute capability 9.0, 10.0 and 12.0 only (sm_90a, sm_100a, sm_120a)");
+        return 1;
+    }
+    if (smem_exceeds_optin(OverlapLayout<kMaxN8>::bytes, why, n))
+        return 1;
+    return unsupported(p, why, n);
+}
+
+template <bool kWs> cudaError_t launch_rows(const vb_verify_params *p, void *ws, cudaStream_t stream)
+{
+    if (cudaError_t e = check_scheduled_launch(*p, ws, kWs ? "mla_onepass_ws" : "mla_onepass"))
         return e;
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
     const SchedConfig c = config_for(*p);
     switch (c.rows / 8) {
-    case 1: return launch_n8<1>(*p, ws, c, stream);
-    case 2: return launch_n8<2>(*p, ws, c, stream);
-    case 3: return launch_n8<3>(*p, ws, c, stream);
-    case 4: return launch_n8<4>(*p, ws, c, stream);
-    case 5: return launch_n8<5>(*p, ws, c, stream);
-    case 6: return launch_n8<6>(*p, ws, c, stream);
-    case 7: return launch_n8<7>(*p, ws, c, stream);
-    case 8: return launch_n8<8>(*p, ws, c, stream);
-    default: return launch_n8<9>(*p, ws, c, stream);
+    case 1: return launch_n8<1, kWs>(*p, ws, c, stream);
+    case 2: return launch_n8<2, kWs>(*p, ws, c, stream);
+    case 3: return launch_n8<3, kWs>(*p, ws, c, stream);
+    case 4: return launch_n8<4, kWs>(*p, ws, c, stream);
+    case 5: return launch_n8<5, kWs>(*p, ws, c, stream);
+    case 6: return launch_n8<6, kWs>(*p, ws, c, stream);
+    case 7: return launch_n8<7, kWs>(*p, ws, c, stream);
+    case 8: return launch_n8<8, kWs>(*p, ws, c, stream);
+    default: return launch_n8<9, kWs>(*p, ws, c, stream);
     }
 }
+cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream) { return launch_rows<false>(p, ws, stream); }
+cudaError_t launch_ws(const vb_verify_params *p, void *ws, cudaStream_t stream) { return launch_rows<true>(p, ws, stream); }
 
 } // namespace
 
@@ -820,3 +1222,8 @@ extern "C" const vb_kernel vb_kernel_mla_onepass = {
     "mla_onepass",
     "every row of a request per CTA: one pass over the KV, device-scheduled splits, mma.sync, <= 99 KB smem",
     80, 1, workspace_bytes, unsupported, launch};
+
+extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
+    "mla_onepass_ws",
+    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 4 S warps, setmaxnreg",
+    90, 1, workspace_bytes, unsupported_ws, launch_ws};

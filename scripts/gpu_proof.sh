@@ -12,9 +12,9 @@
 #                    run), the JSON valid
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   paths            the same four tools on tests/data/sanitize_paths.json (every walk and cut of the
-#                    scheduled kernels), mla_wgmma and mla_onepass only: OUTDIR/paths/
+#                    scheduled kernels), mla_wgmma, mla_onepass and mla_onepass_ws only: OUTDIR/paths/
 #   configs          every shipped scenario: results.json and summary.md
-#   targets          scripts/target_shapes.sh for mla_wgmma and mla_onepass: OUTDIR/targets/
+#   targets          scripts/target_shapes.sh for mla_wgmma, mla_onepass and mla_onepass_ws: OUTDIR/targets/
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
 #                    (triton_baseline.json) and, with SGLANG_WHEELS=DIR (scripts/sglang_wheels.sh),
 #                    SGLang's own kernel of every release there (triton_sglang-VERSION.json); the
@@ -120,7 +120,7 @@ fi
 
 if stage paths; then
     note "== compute-sanitizer on sanitize_paths.json, the scheduled kernels"
-    scripts/sanitize.sh "$bin" "$out/paths" tests/data/sanitize_paths.json -k mla_wgmma -k mla_onepass \
+    scripts/sanitize.sh "$bin" "$out/paths" tests/data/sanitize_paths.json -k mla_wgmma -k mla_onepass -k mla_onepass_ws \
         >"$out/paths.txt" 2>&1
     rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths/sanitize-summary.txt" | tee -a "$out/proof.log"
     note "paths: exit $rc"; [ $rc -eq 0 ] || status=1
@@ -133,9 +133,9 @@ if stage configs; then
 fi
 
 if stage targets; then
-    note "== the target shapes, mla_wgmma and mla_onepass"
+    note "== the target shapes, mla_wgmma, mla_onepass and mla_onepass_ws"
     mkdir -p "$out/targets"
-    scripts/target_shapes.sh "$bin" "$out/targets" mla_wgmma mla_onepass >"$out/targets/shares.txt" 2>&1
+    scripts/target_shapes.sh "$bin" "$out/targets" mla_wgmma mla_onepass mla_onepass_ws >"$out/targets/shares.txt" 2>&1
     rc=$?; cat "$out/targets/shares.txt"; note "targets: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 if stage baseline; then

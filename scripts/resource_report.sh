@@ -2,7 +2,8 @@
 # The compiler's resource report for every kernel file and target architecture: registers,
 # spills, stack frame and static shared memory per kernel instantiation (ptxas -v). Needs only
 # nvcc, c++filt and python3, no GPU. usage: scripts/resource_report.sh [ARCH...]  (default: 80 90 120;
-# files named *_sm90a.cu: sm_90a only)
+# files named *_sm90a.cu: sm_90a only;
+# verify_attn_mla_onepass.cu: sm_90a and sm_120a in place of sm_90 and sm_120)
 set -eu
 cd "$(dirname "$0")/.."
 archs=${*:-80 90 120}
@@ -12,7 +13,12 @@ echo "| file | arch | kernel | registers | spill stores / loads (bytes) | stack 
 echo "|---|---|---|---:|---:|---:|---:|"
 for f in kernels/verify_attn_*.cu; do
     # Hopper-only files are built for sm_90a alone (meson.build); on other targets they are empty.
-    case $f in *_sm90a.cu) file_archs=90a ;; *) file_archs=$archs ;; esac
+    # mla_onepass is built for the arch-specific targets of sm_90, sm_100 and sm_120 (setmaxnreg).
+    case $f in
+    *_sm90a.cu) file_archs=90a ;;
+    */verify_attn_mla_onepass.cu) file_archs=$(for a in $archs; do case $a in 90 | 100 | 120) echo "${a}a" ;; *) echo "$a" ;; esac; done) ;;
+    *) file_archs=$archs ;;
+    esac
     for a in $file_archs; do
         nvcc -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Ikernels -Isrc -Xptxas -v -c "$f" \
             -o "$tmp/k.o" >"$tmp/log" 2>&1 || { echo "nvcc failed on $f for sm_$a" >&2; cat "$tmp/log" >&2; exit 1; }

@@ -8,7 +8,8 @@ kernels built from the working tree with BASE's.
 BASE is a git revision (default HEAD), unpacked with `git archive`; --base-src DIR takes a tree
 unpacked elsewhere instead (a copy of the repository without git history). Each kernel file
 (default: kernels/*.cu) of both trees is compiled to a cubin for each architecture (default
-90; files named *_sm90a.cu for sm_90a alone, as meson.build builds them) with the build's
+90; files named *_sm90a.cu for sm_90a alone and mla_onepass's for sm_90a in place of sm_90, as
+meson.build builds them) with the build's
 device flags, and disassembled with nvdisasm. A function's instructions are compared after
 what moves without the code changing is taken out: addresses, label numbers, the anonymous
 namespace's per-file hash in symbol names, and nvdisasm's annotations.
@@ -270,9 +271,18 @@ def find_nvdisasm(explicit):
                   "nvidia-cuda-nvdisasm`), or pass --nvdisasm PATH")
 
 
+# Files meson.build builds for the arch-specific targets in place of sm_90, sm_100 and sm_120.
+ARCH_SPECIFIC = ("verify_attn_mla_onepass.cu",)
+
+
 def arch_of(path, arch):
-    """The architecture a file is built for: its own sm_90a for Hopper-only files."""
-    return "90a" if path.endswith("_sm90a.cu") else arch
+    """The architecture a file is built for: its own sm_90a for Hopper-only files, the
+    arch-specific target of sm_90, sm_100 and sm_120 for the files in ARCH_SPECIFIC."""
+    if path.endswith("_sm90a.cu"):
+        return "90a"
+    if os.path.basename(path) in ARCH_SPECIFIC and arch in ("90", "100", "120"):
+        return arch + "a"
+    return arch
 
 
 def compile_file(tree, path, arch, cubin):

@@ -27,10 +27,10 @@ for s in d["scenarios"]:
     h = (r.get("timing") or {}).get("hot") or {}
     med = h.get("median_us")
     if med:  # floor_us, floor_ratio: the harness's max(bytes / read ceiling, flops / fastest tensor ceiling)
-        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} "
+        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:14s} {r['mode']:5s} {r['status']:5s} "
               f"{med:9.1f} us  floor {h['floor_us']:8.1f}  x{h['floor_ratio']:5.2f}  bw {100 * (h.get('bw_share') or 0):4.1f}%"
               f"  mma {100 * (h.get('mma_share') or 0):4.1f}%  wgmma {100 * (h.get('wgmma_share') or 0):4.1f}%")
     else:
-        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:12s} {r['mode']:5s} {r['status']:5s} {r.get('message','')[:80]}")
+        print(f"{s['name'][:44]:44s} {r['variant'][:12]:12s} {r['kernel']:14s} {r['mode']:5s} {r['status']:5s} {r.get('message','')[:80]}")
 PY
 exit $rc

@@ -17,6 +17,14 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(root, "scripts"))
 import sass_diff  # noqa: E402
 
+# ---- the architecture each file is built for (as meson.build builds it) ----------------------
+
+assert sass_diff.arch_of("kernels/verify_attn_mla_wgmma_sm90a.cu", "80") == "90a"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "90") == "90a"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "120") == "120a"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "80") == "80"
+assert sass_diff.arch_of("kernels/verify_attn_flash_paged.cu", "90") == "90"
+
 # ---- fixtures: the parts that must not count as change --------------------------------------
 
 a = "_ZN59_GLOBAL__N__b0424ee2_26_verify_attn_mla_onepass_cu_b98c1b5614onepass_kernelILi9EEEv16vb_verify_paramsPvN2vb11SchedConfigE"
