@@ -8,7 +8,7 @@ kernels built from the working tree with BASE's.
 BASE is a git revision (default HEAD), unpacked with `git archive`; --base-src DIR takes a tree
 unpacked elsewhere instead (a copy of the repository without git history). Each kernel file
 (default: kernels/*.cu) of both trees is compiled to a cubin for each architecture (default
-90; files named *_sm90a.cu for sm_90a alone and mla_onepass's for sm_90a in place of sm_90, as
+90; files named *_sm90a.cu for sm_90a alone and mla_onepass_ws's for sm_90a in place of sm_90, as
 meson.build builds them) with the build's
 device flags, and disassembled with nvdisasm. A function's instructions are compared after
 what moves without the code changing is taken out: addresses, label numbers, the anonymous
@@ -272,7 +272,7 @@ def find_nvdisasm(explicit):
 
 
 # Files meson.build builds for the arch-specific targets in place of sm_90, sm_100 and sm_120.
-ARCH_SPECIFIC = ("verify_attn_mla_onepass.cu",)
+ARCH_SPECIFIC = ("verify_attn_mla_onepass_ws.cu",)
 
 
 def arch_of(path, arch):

@@ -20,9 +20,10 @@ import sass_diff  # noqa: E402
 # ---- the architecture each file is built for (as meson.build builds it) ----------------------
 
 assert sass_diff.arch_of("kernels/verify_attn_mla_wgmma_sm90a.cu", "80") == "90a"
-assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "90") == "90a"
-assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "120") == "120a"
-assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "80") == "80"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass_ws.cu", "90") == "90a"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass.cu", "90") == "90"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass_ws.cu", "120") == "120a"
+assert sass_diff.arch_of("kernels/verify_attn_mla_onepass_ws.cu", "80") == "80"
 assert sass_diff.arch_of("kernels/verify_attn_flash_paged.cu", "90") == "90"
 
 # ---- fixtures: the parts that must not count as change --------------------------------------

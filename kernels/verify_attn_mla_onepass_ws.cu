@@ -1,0 +1,146 @@
+// mla_onepass_ws: mla_onepass (mla_onepass.cuh, which explains the kernel) with its 72-row launches
+// as onepass_rr_kernel, whose units at long spans take the overlapped walk: eight Oᵀ warps beside
+// four Sᵀ warps, registers handed out by role with setmaxnreg. meson.build builds this file for
+// the arch-specific targets sm_90a, sm_100a and sm_120a, which have setmaxnreg; other row counts
+// run onepass_kernel, as mla_onepass does.
+#include "mla_onepass.cuh"
+#include "ptx_sm90a.cuh"
+
+// setmaxnreg exists on the arch-specific targets of sm_90, sm_100 and sm_120.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM120_ALL)
+#define VB_SETMAXNREG 1
+#endif
+
+namespace {
+
+// mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
+// by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
+// registers (144 accumulators; 7 local-memory accesses left in their tile loop, 9 in the Sᵀ
+// warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps
+// at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get 168 each and
+// ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
+// (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp walks at
+// 240 registers while the last four warps give theirs back and leave. The overlap pays only at
+// long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions but
+// 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
+// registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first).
+constexpr int kOverlapSpan = 16; // spans (positions) above which 72-row units overlap
+constexpr int kRrThreads = 3 * 128;
+constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
+constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, 4 Sᵀ warps
+constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
+static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
+static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
+static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
+
+template <int kRegs> __device__ __forceinline__ void regs_inc()
+{
+#ifdef VB_SETMAXNREG
+    setmaxnreg_inc<kRegs>();
+#endif
+}
+template <int kRegs> __device__ __forceinline__ void regs_dec()
+{
+#ifdef VB_SETMAXNREG
+    setmaxnreg_dec<kRegs>();
+#endif
+}
+
+template <int kN8>
+__global__ void __maxnreg__(kRrLaunchRegs)
+    onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 // launched on compute capability 9.0, 10.0 and 12.0 only
+    extern __shared__ __align__(128) unsigned char smem[];
+    static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
+    const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
+    if constexpr (kN8 == kMaxN8) {
+        if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
+            using L = OverlapLayout<kN8>;
+            if (threadIdx.x == 0)
+                Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
+            __syncthreads(); // the one block barrier both roles reach from one instruction
+            if (wg < 2) {
+                regs_inc<kOverlapORegs>();
+                walk_overlap<kN8, 1>(p, ws, c, smem, total);
+            } else {
+                regs_dec<kOverlapSRegs>();
+                walk_overlap<kN8, 2>(p, ws, c, smem, total);
+            }
+            return;
+        }
+    }
+    if (wg == 2) {
+        regs_dec<kIdleRegs>();
+        return;
+    }
+    regs_inc<kWalkRegs>();
+    walks<kN8, true>(p, ws, c, smem, total);
+#endif
+}
+
+// ---- host side ------------------------------------------------------------------------------
+
+// Whether this device runs onepass_rr_kernel: compute capability 9.0, 10.0 or 12.0, whose code
+// in the fat binary is built for the arch-specific target (meson.build). Queried once: a
+// device attribute is not stream work, so this is allowed while a capture is open.
+bool reallocates_registers()
+{
+    static int rr = -1;
+    if (rr < 0) {
+        int dev = 0, major = 0, minor = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+            return false;
+        rr = minor == 0 && (major == 9 || major == 10 || major == 12);
+    }
+    return rr == 1;
+}
+
+// onepass_rr_kernel's shared memory: the larger of the overlapped walk's and the 8-warp walks'.
+constexpr int kRrSmemBytes = OverlapLayout<kMaxN8>::bytes > Smem<kMaxN8>::bytes ? OverlapLayout<kMaxN8>::bytes
+                                                                                : Smem<kMaxN8>::bytes;
+
+int unsupported_ws(const vb_verify_params *p, char *why, size_t n)
+{
+    if (!reallocates_registers()) {
+        snprintf(why, n, "needs setmaxnreg: built for compute capability 9.0, 10.0 and 12.0 only (sm_90a, sm_100a, sm_120a)");
+        return 1;
+    }
+    if (smem_exceeds_optin(OverlapLayout<kMaxN8>::bytes, why, n))
+        return 1;
+    return unsupported(p, why, n);
+}
+
+// 72-row units take onepass_rr_kernel; the other row counts cannot overlap and keep the 8-warp
+// kernel's 255 registers (eagle64's 64-row walk spilled at 240: results/h200/NOTES.md, fiftieth).
+template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+{
+    if constexpr (kN8 == kMaxN8) {
+        static bool set = false;
+        if (cudaError_t e = set_attributes(onepass_rr_kernel<kMaxN8>, kRrSmemBytes, set))
+            return e;
+        onepass_rr_kernel<kMaxN8><<<c.grid, kRrThreads, kRrSmemBytes, stream>>>(p, ws, c);
+        return cudaGetLastError();
+    } else {
+        return launch_onepass_kernel<kN8>(p, ws, c, stream);
+    }
+}
+
+cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
+{
+    if (!reallocates_registers())
+        return cudaErrorNotSupported; // unsupported_ws says why
+    return launch_rows(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
+        return launch_main<decltype(n8)::value>(*p, ws, c, stream);
+    });
+}
+
+} // namespace
+
+extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
+    "mla_onepass_ws",
+    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 4 S warps, setmaxnreg",
+    90, 1, workspace_bytes, unsupported_ws, launch};
