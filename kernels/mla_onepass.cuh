@@ -46,7 +46,7 @@
 // warps at 104 score tile t + 1, the roles meeting at mbarriers only; everything else runs the
 // 8-warp walks at 240 registers. It is a separate entry because no launch can choose between the
 // two kernels on the host (the spans come from the lengths a graph replays with), and the 12-warp
-// kernel costs the short launches 3-8% (results/h200/NOTES.md, fifty-first).
+// kernel costs the short launches 2-9% (results/h200/NOTES.md, fifty-first).
 // Shared memory: Smem<9>::bytes = 95,424 B (93.2 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #pragma once
 

@@ -13,6 +13,8 @@
 #   sanitize         compute-sanitizer memcheck, racecheck, initcheck and synccheck on the small scenarios
 #   paths            the same four tools on tests/data/sanitize_paths.json (every walk and cut of the
 #                    scheduled kernels), mla_wgmma, mla_onepass and mla_onepass_ws only: OUTDIR/paths/
+#                    (and on tests/data/sanitize_overlap.json, mla_onepass_ws's overlapped walk:
+#                    OUTDIR/paths-overlap/)
 #   configs          every shipped scenario: results.json and summary.md
 #   targets          scripts/target_shapes.sh for mla_wgmma, mla_onepass and mla_onepass_ws: OUTDIR/targets/
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
@@ -124,6 +126,12 @@ if stage paths; then
         >"$out/paths.txt" 2>&1
     rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths/sanitize-summary.txt" | tee -a "$out/proof.log"
     note "paths: exit $rc"; [ $rc -eq 0 ] || status=1
+    # mla_onepass_ws overlaps only at spans of more than 16 positions, which the small scenarios
+    # above do not reach: one launch of 100k tokens does (at up to 198 SMs).
+    scripts/sanitize.sh "$bin" "$out/paths-overlap" tests/data/sanitize_overlap.json -k mla_onepass_ws \
+        >"$out/paths-overlap.txt" 2>&1
+    rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths-overlap/sanitize-summary.txt" | tee -a "$out/proof.log"
+    note "paths (the overlapped walk): exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 
 if stage configs; then

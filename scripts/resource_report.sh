@@ -3,7 +3,7 @@
 # spills, stack frame and static shared memory per kernel instantiation (ptxas -v). Needs only
 # nvcc, c++filt and python3, no GPU. usage: scripts/resource_report.sh [ARCH...]  (default: 80 90 120;
 # files named *_sm90a.cu: sm_90a only;
-# verify_attn_mla_onepass_ws.cu: sm_90a and sm_120a in place of sm_90 and sm_120)
+# verify_attn_mla_onepass_ws.cu: sm_90a and sm_120a alone, in place of sm_90 and sm_120)
 set -eu
 cd "$(dirname "$0")/.."
 archs=${*:-80 90 120}
@@ -13,10 +13,10 @@ echo "| file | arch | kernel | registers | spill stores / loads (bytes) | stack 
 echo "|---|---|---|---:|---:|---:|---:|"
 for f in kernels/verify_attn_*.cu; do
     # Hopper-only files are built for sm_90a alone (meson.build); on other targets they are empty.
-    # mla_onepass_ws is built for the arch-specific targets of sm_90, sm_100 and sm_120 (setmaxnreg).
+    # mla_onepass_ws is built for the arch-specific targets of sm_90, sm_100 and sm_120 alone (setmaxnreg).
     case $f in
     *_sm90a.cu) file_archs=90a ;;
-    */verify_attn_mla_onepass_ws.cu) file_archs=$(for a in $archs; do case $a in 90 | 100 | 120) echo "${a}a" ;; *) echo "$a" ;; esac; done) ;;
+    */verify_attn_mla_onepass_ws.cu) file_archs=$(for a in $archs; do case $a in 90 | 100 | 120) echo "${a}a" ;; esac; done) ;;
     *) file_archs=$archs ;;
     esac
     for a in $file_archs; do
