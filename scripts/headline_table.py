@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the README's headline table from a results file and two Triton baseline dumps: for
 each target shape, its floor, the Hopper and portable kernels' graph-replay times (hot
-medians) with their ratio to the floor, and the two Triton baselines' times on the same
+medians) with their ratio to the floor (and mla_onepass_ws's, when the run holds it), and the two Triton baselines' times on the same
 inputs (matched by shape key). The table is written from the files, so that the README shows
 what the run measured and nothing copied by hand.
 
@@ -36,9 +36,22 @@ SHAPES = [
     ("bs 1 × 512", "ctx/batch.size=1,batch.prefix_len=512"),
     ("bs 1 × 1", "ctx/batch.size=1,batch.prefix_len=1"),
 ]
-KERNELS = ["mla_wgmma", "mla_onepass"]
-HEADER = ("| shape (9-node DDTree, 8 heads) | floor | `mla_wgmma` (sm_90a) | time / floor | `mla_onepass` (portable) "
-          "| time / floor | {sglang} | {builtin} |")
+# (kernel, column title): always these two; mla_onepass_ws's column when the run holds it.
+KERNELS = [("mla_wgmma", "`mla_wgmma` (sm_90a)"), ("mla_onepass", "`mla_onepass` (portable)")]
+OPTIONAL = [("mla_onepass_ws", "`mla_onepass_ws` (setmaxnreg)")]
+
+
+def columns(res):
+    """The kernels the table shows for this run, with their titles."""
+    ran = {r["kernel"] for s in res.get("scenarios", []) for r in s.get("records", [])}
+    return KERNELS + [k for k in OPTIONAL if k[0] in ran]
+
+
+def header(cols, sglang, builtin):
+    """The table's title line and its alignment line."""
+    titles = "".join(f" {t} | time / floor |" for _, t in cols)
+    return (f"| shape (9-node DDTree, 8 heads) | floor |{titles} {sglang} | {builtin} |",
+            "|---|---:|" + "---:|---:|" * len(cols) + "---:|---:|")
 
 
 def fmt_us(us, ms=False):
@@ -88,10 +101,10 @@ def ratio_cell(hot, floor, bytes_bound, first):
     return cell
 
 
-def row(label, s, ceilings, sglang, builtin, first_pct):
+def row(label, s, ceilings, sglang, builtin, first_pct, kernels):
     """The table's line for scenario s, and whether it named the read ceiling's share (which
     only the first such line spells out)."""
-    hots = {k: graph_hot(s, k) for k in KERNELS}
+    hots = {k: graph_hot(s, k) for k in kernels}
     if any(h is None for h in hots.values()):
         missing = ", ".join(k for k, h in hots.items() if h is None)
         raise ValueError(f"scenario {s['name']}: no graph timing for {missing}")
@@ -104,7 +117,7 @@ def row(label, s, ceilings, sglang, builtin, first_pct):
     fastest = min([t for t in list(times.values()) + trit if t])
     cells = [label, "launch-bound" if launch_bound else fmt_us(floor) + ("" if bytes_bound else " (flops)")]
     pct_used = False
-    for k in KERNELS:
+    for k in kernels:
         t = fmt_us(times[k])
         cells.append(f"**{t}**" if times[k] == fastest else t)
         if launch_bound:
@@ -130,13 +143,13 @@ def main():
         sglang, sglang_name = baseline_times(a.sglang)
         builtin, builtin_name = baseline_times(a.builtin)
         by_name = {s["name"]: s for s in res.get("scenarios", [])}
-        lines = [HEADER.format(sglang=sglang_name, builtin=builtin_name),
-                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        cols = columns(res)
+        lines = list(header(cols, sglang_name, builtin_name))
         first = True
         for label, name in SHAPES:
             if name not in by_name:
                 raise ValueError(f"{a.results}: no scenario {name}")
-            line, used = row(label, by_name[name], res["ceilings"], sglang, builtin, first)
+            line, used = row(label, by_name[name], res["ceilings"], sglang, builtin, first, [k for k, _ in cols])
             first = first and not used
             lines.append(line)
     except (OSError, ValueError, KeyError) as e:

@@ -102,6 +102,31 @@ with tempfile.TemporaryDirectory() as d:
     assert rows["bs 1 × 512"].startswith("| bs 1 × 512 | launch-bound | **19.5 µs** | – | 24.3 µs | – |")
     assert "| **19.5 µs** |" not in rows["bs 1 × 1"] and "| **17.6 µs** |" in rows["bs 1 × 1"], rows["bs 1 × 1"]
 
+    assert "mla_onepass_ws" not in p.stdout, lines[0]  # a run without it: no column for it
+
+    # A run that holds mla_onepass_ws: its column after the portable kernel's, a time in every row.
+    ws = json.loads(json.dumps(res))
+    for sc in ws["scenarios"]:
+        hot = dict(sc["records"][1]["timing"]["hot"])
+        hot["median_us"] *= 0.9
+        hot["bw_share"] /= 0.9
+        sc["records"].append({"variant": "base", "kernel": "mla_onepass_ws", "mode": "graph", "timing": {"hot": hot}})
+    with open(paths["r.json"], "w") as f:
+        json.dump(ws, f)
+    p = run(paths["r.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().split("\n")
+    assert "| `mla_onepass` (portable) | time / floor | `mla_onepass_ws` (setmaxnreg) | time / floor | SGLang" in lines[0]
+    assert lines[1] == "|---|---:|" + "---:|---:|" * 3 + "---:|---:|", lines[1]
+    row91 = [line for line in lines if line.startswith("| bs 8 × 91k |")][0]
+    assert "| 720 µs | 3.6 (28%) | 648 µs | 3.2 (31%) | 16.82 ms |" in row91, row91
+    # ... and a run where it has no time for a shape is refused, as for the other two.
+    del ws["scenarios"][0]["records"][-1]
+    with open(paths["r.json"], "w") as f:
+        json.dump(ws, f)
+    p = run(paths["r.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
+    assert p.returncode == 2 and "no graph timing for mla_onepass_ws" in p.stderr, p.stderr
+
     p = run(paths["bad.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "not a verifybench.results/1 file" in p.stderr, p.stderr
     p = run(paths["r.json"], "--sglang", paths["r.json"], "--builtin", paths["bi.json"])
