@@ -82,21 +82,31 @@ __global__ void __maxnreg__(kRrLaunchRegs)
 
 // ---- host side ------------------------------------------------------------------------------
 
-// Whether this device runs onepass_rr_kernel: compute capability 9.0, 10.0 or 12.0, whose code
-// in the fat binary is built for the arch-specific target (meson.build). Queried once: a
-// device attribute is not stream work, so this is allowed while a capture is open.
-bool reallocates_registers()
+// Why this device cannot run onepass_rr_kernel (0 when it can): setmaxnreg needs compute
+// capability 9.0, 10.0 or 12.0, and the build must hold the arch-specific code for it (meson
+// builds this file for those of gpu_archs' 90, 100 and 120). Device attributes and a kernel's
+// attributes are host-side queries, not stream work: allowed while a capture is open.
+int cannot_run(char *why, size_t n)
 {
-    static int rr = -1;
-    if (rr < 0) {
-        int dev = 0, major = 0, minor = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-            return false;
-        rr = minor == 0 && (major == 9 || major == 10 || major == 12);
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, n, "could not read the GPU's compute capability");
+        return 1;
     }
-    return rr == 1;
+    if (minor != 0 || (major != 9 && major != 10 && major != 12)) {
+        snprintf(why, n, "needs setmaxnreg (sm_90a, sm_100a or sm_120a): this GPU is sm_%d%d", major, minor);
+        return 1;
+    }
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, onepass_rr_kernel<kMaxN8>) != cudaSuccess) {
+        (void)cudaGetLastError(); // not sticky: no image for this GPU
+        snprintf(why, n, "this build has no sm_%d0a code (meson -Dgpu_archs=...,%d0)", major, major);
+        return 1;
+    }
+    return 0;
 }
 
 // onepass_rr_kernel's shared memory: the larger of the overlapped walk's and the 8-warp walks'.
@@ -105,11 +115,7 @@ constexpr int kRrSmemBytes = OverlapLayout<kMaxN8>::bytes > Smem<kMaxN8>::bytes 
 
 int unsupported_ws(const vb_verify_params *p, char *why, size_t n)
 {
-    if (!reallocates_registers()) {
-        snprintf(why, n, "needs setmaxnreg: built for compute capability 9.0, 10.0 and 12.0 only (sm_90a, sm_100a, sm_120a)");
-        return 1;
-    }
-    if (smem_exceeds_optin(OverlapLayout<kMaxN8>::bytes, why, n))
+    if (cannot_run(why, n) || smem_exceeds_optin(kRrSmemBytes, why, n))
         return 1;
     return unsupported(p, why, n);
 }
@@ -131,7 +137,9 @@ template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, 
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
-    if (!reallocates_registers())
+    static char why[160];
+    static const int cannot = cannot_run(why, sizeof why); // once: the device does not change
+    if (cannot)
         return cudaErrorNotSupported; // unsupported_ws says why
     return launch_rows(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
         return launch_main<decltype(n8)::value>(*p, ws, c, stream);
