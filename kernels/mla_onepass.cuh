@@ -162,6 +162,13 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
 struct PieceState : PieceRows {
     int64_t tok_lo; // first draft token of the piece's rows
     int ntok;       // draft tokens those rows span
+
+    // tok_lo and ntok of the rows set_unit (and take_share) chose.
+    __device__ void set_tokens(const FastDiv &heads)
+    {
+        tok_lo = (int)heads.div(row0);
+        ntok = (int)heads.div(row0 + nrows - 1) - tok_lo + 1;
+    }
 };
 
 static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
@@ -906,8 +913,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
                 ps.set_unit(sched.req, Op::kUnitRows, c.heads);
                 if (kHalves > 1 && !ps.take_share<kHalves>(Op::kShare))
                     continue;
-                ps.tok_lo = (int)c.heads.div(ps.row0);
-                ps.ntok = (int)c.heads.div(ps.row0 + ps.nrows - 1) - ps.tok_lo + 1;
+                ps.set_tokens(c.heads);
                 break;
             }
             more = going;
@@ -962,8 +968,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         if (threadIdx.x == 0) {
             if (going && (going = sched.next(p, c, ps.pc))) {
                 ps.set_unit(sched.req, Op::kUnitRows, c.heads);
-                ps.tok_lo = (int)c.heads.div(ps.row0);
-                ps.ntok = (int)c.heads.div(ps.row0 + ps.nrows - 1) - ps.tok_lo + 1;
+                ps.set_tokens(c.heads);
             }
             sh.more = going;
         }
