@@ -137,11 +137,12 @@ template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, 
 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
-    static char why[160];
-    static const int cannot = cannot_run(why, sizeof why); // once: the device does not change
-    if (cannot)
-        return cudaErrorNotSupported; // unsupported_ws says why
+    // The arguments are checked first (launch_rows), whatever the device.
     return launch_rows(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
+        static char why[160];
+        static const int cannot = cannot_run(why, sizeof why); // once: the device does not change
+        if (cannot)
+            return cudaErrorNotSupported; // unsupported_ws says why
         return launch_main<decltype(n8)::value>(*p, ws, c, stream);
     });
 }
