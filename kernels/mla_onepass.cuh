@@ -386,7 +386,7 @@ struct Onepass {
             const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
             qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
         }
-        if constexpr (!L::kOverlap) // the overlapped walk's Oᵀ warps zero theirs (OverlapCta)
+        if constexpr (!L::kOverlap) // the overlapped walk's Oᵀ warps zero theirs (accumulate_piece)
             zero_o();
         block_sync();
     }

@@ -109,6 +109,16 @@ int cannot_run(char *why, size_t n)
     return 0;
 }
 
+// cannot_run's answer, asked once (the device does not change), for the launches.
+bool runs_here()
+{
+    static const bool ok = [] {
+        char why[160];
+        return !cannot_run(why, sizeof why);
+    }();
+    return ok;
+}
+
 // onepass_rr_kernel's shared memory: the larger of the overlapped walk's and the 8-warp walks'.
 constexpr int kRrSmemBytes = OverlapLayout<kMaxN8>::bytes > Smem<kMaxN8>::bytes ? OverlapLayout<kMaxN8>::bytes
                                                                                 : Smem<kMaxN8>::bytes;
@@ -139,9 +149,7 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
     // The arguments are checked first (launch_rows), whatever the device.
     return launch_rows(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
-        static char why[160];
-        static const int cannot = cannot_run(why, sizeof why); // once: the device does not change
-        if (cannot)
+        if (!runs_here())
             return cudaErrorNotSupported; // unsupported_ws says why
         return launch_main<decltype(n8)::value>(*p, ws, c, stream);
     });
