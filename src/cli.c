@@ -15,6 +15,8 @@ static const char usage_text[] =
     "       verifybench export --out DIR FILE...      write input bundles for scripts/triton_baseline.py\n"
     "       verifybench report RESULTS.json [--baseline DUMP]...  print a results file again\n"
     "       verifybench compare OLD.json NEW.json [--threshold PCT]  is NEW slower, broken or different?\n"
+    "       verifybench merge --json OUT.json RUN.json...  one results file from runs of one build that\n"
+    "                                                split the kernels (each record keeps its run's ceilings)\n"
     "\n"
     "Runs every registered speculative-decoding verify kernel on the scenarios in FILE...,\n"
     "eagerly and through a captured CUDA graph, checks each output against a CPU oracle\n"
@@ -70,6 +72,8 @@ static const char usage_text[] =
     "compare exits 0 when nothing regressed, 1 on a regression (slower beyond the threshold and\n"
     "the noise, a pass that fails now, a changed token verdict), 2 on bad input (an incomplete\n"
     "run included).\n"
+    "merge exits 0, or 2 when the files cannot be one result (another build, GPU or set of\n"
+    "scenarios, a record in two of them, an incomplete run).\n"
     "When several apply, 128+N wins, then the highest of 4, 1, 2 in that order.\n";
 
 int vb_exit_worst(int a, int b)
@@ -205,7 +209,7 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         {"threshold", required_argument, 0, OPT_THRESHOLD}, {"allow-different-gpu", no_argument, 0, OPT_ALLOW_GPU},
         {"gpu-timeout", required_argument, 0, OPT_GPU_TIMEOUT}, {"kernel-pair", required_argument, 0, OPT_KERNEL_PAIR},
         {0, 0, 0, 0}};
-    static const char *const words[] = {"run", "list-kernels", "validate", "export", "report", "compare"};
+    static const char *const words[] = {"run", "list-kernels", "validate", "export", "report", "compare", "merge"};
     memset(cli, 0, sizeof *cli);
     cli->cpu_model = -1;
     cli->cold_l2 = -1;
@@ -213,7 +217,7 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
     cli->gpu_timeout_s = 300;
     int first = 1;
     if (argc > 1)
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < (int)(sizeof words / sizeof *words); i++)
             if (!strcmp(argv[1], words[i]))
                 cli->command = (vb_command)i, first = 2;
     optind = first;
@@ -247,6 +251,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
         return usage_error("report wants exactly one results file%s", "");
     if (cli->command == VB_CMD_COMPARE && cli->n_files != 2)
         return usage_error("compare wants two results files: OLD.json NEW.json%s", "");
+    if (cli->command == VB_CMD_MERGE && (cli->n_files < 2 || !cli->json_path))
+        return usage_error("merge wants --json OUT.json and two or more results files%s", "");
     if (cli->command == VB_CMD_COMPARE && cli->format == VB_FMT_CSV)
         return usage_error("compare prints table, markdown or json%s", "");
     if ((cli->command == VB_CMD_VALIDATE || cli->command == VB_CMD_LIST_KERNELS) &&

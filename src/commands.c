@@ -9,6 +9,7 @@
 #include "compare.h"
 #include "fileutil.h"
 #include "inputs.h"
+#include "merge.h"
 #include "bundle.h"
 #include "prepare.h"
 #include "progress.h"
@@ -201,6 +202,43 @@ int vb_cmd_compare(const vb_cli *cli)
     }
     vb_results_free(&old_r);
     vb_results_free(&new_r);
+    return rc;
+}
+
+/* Results files of one build that split the kernels into one (merge.c): --json OUT, and --csv
+ * or --markdown if asked; stdout gets one line saying what was joined. */
+int vb_cmd_merge(const vb_cli *cli)
+{
+    vb_results merged, part;
+    char why[600];
+    if (vb_results_read_json(cli->files[0], &merged, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", cli->files[0], why);
+        return VB_EXIT_INPUT;
+    }
+    int rc = VB_EXIT_OK;
+    for (int i = 1; i < cli->n_files && rc == VB_EXIT_OK; i++) {
+        if (vb_results_read_json(cli->files[i], &part, why, sizeof why)) {
+            fprintf(stderr, "%s: %s\n", cli->files[i], why);
+            rc = VB_EXIT_INPUT;
+            continue;
+        }
+        if (vb_results_merge(&merged, cli->files[0], &part, cli->files[i], why, sizeof why)) {
+            fprintf(stderr, "verifybench: merge: %s\n", why);
+            rc = VB_EXIT_INPUT;
+        }
+        vb_results_free(&part);
+    }
+    if (rc == VB_EXIT_OK) {
+        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &merged) ? VB_EXIT_INPUT : 0;
+        if (cli->csv_path)
+            rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &merged) ? VB_EXIT_INPUT : 0;
+        if (cli->markdown_path)
+            rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &merged) ? VB_EXIT_INPUT : 0;
+    }
+    if (rc == VB_EXIT_OK)
+        printf("merged %d runs: %d scenarios, %d records into %s\n", merged.n_parts, merged.n_scenarios,
+               merged.n_records, cli->json_path);
+    vb_results_free(&merged);
     return rc;
 }
 

@@ -10,5 +10,6 @@ int vb_cmd_validate(const vb_cli *cli, const vb_scenario_list *list, int bad_inp
 int vb_cmd_report(const vb_cli *cli);
 int vb_cmd_export(const vb_cli *cli, const vb_scenario_list *list, int bad_input);
 int vb_cmd_compare(const vb_cli *cli);
+int vb_cmd_merge(const vb_cli *cli);
 
 #endif

@@ -664,6 +664,7 @@ int main(int argc, char **argv)
     case VB_CMD_LIST_KERNELS: return finish_stdout(vb_cmd_list_kernels(&cli));
     case VB_CMD_REPORT: return finish_stdout(vb_cmd_report(&cli));
     case VB_CMD_COMPARE: return finish_stdout(vb_cmd_compare(&cli));
+    case VB_CMD_MERGE: return finish_stdout(vb_cmd_merge(&cli));
     default: break;
     }
     vb_scenario_list list = {0};

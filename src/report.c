@@ -167,6 +167,17 @@ static void print_gpu_line(FILE *f, const vb_results *r)
     }
     else
         fprintf(f, "GPU: none (%s): GPU stages skipped\n", r->gpu.skipped_reason);
+    if (!r->n_parts)
+        return;
+    fprintf(f, "merged from %d runs of one build (verifybench merge), each record's shares and floor of its own run's "
+            "ceilings:", r->n_parts);
+    for (int i = 0; i < r->n_parts; i++) {
+        const vb_run_part *p = &r->parts[i];
+        fprintf(f, "%s %s", i ? ";" : "", p->date);
+        if (p->read_gbps > 0)
+            fprintf(f, " (read %.0f GB/s, mma %.0f, wgmma %.0f TFLOP/s)", p->read_gbps, p->mma_tflops, p->wgmma_tflops);
+    }
+    fputc('\n', f);
 }
 
 void vb_report_table(FILE *f, const vb_results *r)
@@ -341,6 +352,19 @@ int vb_report_json(FILE *f, const vb_results *r)
     add_num(c, "read_gbps", r->gpu.read_gbps, r->gpu.read_gbps > 0);
     add_num(c, "mma_bf16_tflops", r->gpu.mma_tflops, r->gpu.mma_tflops > 0);
     add_num(c, "wgmma_bf16_tflops", r->gpu.wgmma_tflops, r->gpu.wgmma_tflops > 0);
+    if (r->n_parts) {
+        cJSON *parts = cJSON_AddArrayToObject(root, "merged_from");
+        for (int i = 0; i < r->n_parts; i++) {
+            const vb_run_part *p = &r->parts[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "date", p->date);
+            cJSON *pc = cJSON_AddObjectToObject(x, "ceilings");
+            add_num(pc, "read_gbps", p->read_gbps, p->read_gbps > 0);
+            add_num(pc, "mma_bf16_tflops", p->mma_tflops, p->mma_tflops > 0);
+            add_num(pc, "wgmma_bf16_tflops", p->wgmma_tflops, p->wgmma_tflops > 0);
+            cJSON_AddItemToArray(parts, x);
+        }
+    }
     cJSON *sc = cJSON_AddArrayToObject(root, "scenarios");
     for (int s = 0; s < r->n_scenarios; s++)
         cJSON_AddItemToArray(sc, scenario_json(r, s));
@@ -500,6 +524,15 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     r->gpu.read_gbps = jnum0(c, "read_gbps");
     r->gpu.mma_tflops = jnum0(c, "mma_bf16_tflops");
     r->gpu.wgmma_tflops = jnum0(c, "wgmma_bf16_tflops"); /* absent before it was measured */
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(root, "merged_from");
+    for (const cJSON *x = cJSON_IsArray(parts) ? parts->child : NULL; x && r->n_parts < VB_MAX_PARTS; x = x->next) {
+        vb_run_part *p = &r->parts[r->n_parts++];
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(x, "ceilings");
+        vb_json_str(x, "date", p->date, sizeof p->date);
+        p->read_gbps = jnum0(pc, "read_gbps");
+        p->mma_tflops = jnum0(pc, "mma_bf16_tflops");
+        p->wgmma_tflops = jnum0(pc, "wgmma_bf16_tflops");
+    }
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scenarios");
     int rc = 0, si = 0;
     if (!cJSON_IsArray(sc)) {

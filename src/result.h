@@ -89,6 +89,14 @@ typedef struct vb_gpu_info {
     double wgmma_tflops;            /* the sm_90a warpgroup-MMA ceiling; 0 off Hopper or if not measured */
 } vb_gpu_info;
 
+/* One of the runs a merged results file was joined from (merge.c): when it ran and the ceilings
+ * its records' shares are of. */
+#define VB_MAX_PARTS 16
+typedef struct vb_run_part {
+    char date[32];
+    double read_gbps, mma_tflops, wgmma_tflops;
+} vb_run_part;
+
 typedef struct vb_results {
     char version[32], commit[48], date[32], host[64];
     int cpus;
@@ -103,6 +111,9 @@ typedef struct vb_results {
     int n_scenarios, cap_scenarios;
     vb_record *records;
     int n_records, cap_records;
+    /* A merged file's runs, the first one's date and ceilings being the file's own; 0: one run. */
+    vb_run_part parts[VB_MAX_PARTS];
+    int n_parts;
 } vb_results;
 
 void vb_results_init(vb_results *r);

@@ -202,6 +202,37 @@ int main(int argc, char **argv)
     CHECK(vb("compare $VB_T/vb_cli.json") == 2 && strstr(err, "compare wants two results files"));
     CHECK(vb("compare $VB_T/vb_cli.json $VB_T/vb_cli.json --threshold x") == 2 && strstr(err, "--threshold"));
 
+    /* merge: runs of one build that split the kernels become one results file, which report and
+     * compare read like any other; what cannot be one result is refused, naming the file and why,
+     * and nothing is written. */
+    CHECK(vb("tiny.json -q --no-gpu -k naive_gpu --json $VB_T/vb_cli_ma.json") == 0);
+    CHECK(vb("tiny.json -q --no-gpu -k flash_paged --no-cpu-model --json $VB_T/vb_cli_mb.json") == 0);
+    slurp(tmp("vb_cli_ma.json"), out, sizeof out);
+    int parts = count_records(out);
+    slurp(tmp("vb_cli_mb.json"), out, sizeof out);
+    parts += count_records(out);
+    CHECK(vb("merge --json $VB_T/vb_cli_m.json $VB_T/vb_cli_ma.json $VB_T/vb_cli_mb.json") == 0 &&
+          strstr(out, "merged 2 runs: 2 scenarios"));
+    slurp(tmp("vb_cli_m.json"), out, sizeof out);
+    CHECK(count_records(out) == parts && parts > 0 && strstr(out, "\"merged_from\":"));
+    CHECK(vb("report $VB_T/vb_cli_m.json") == 0 && strstr(out, "merged from 2 runs of one build") &&
+          strstr(out, "naive_gpu") && strstr(out, "flash_paged"));
+    CHECK(vb("compare $VB_T/vb_cli_m.json $VB_T/vb_cli_m.json") == 0);
+    CHECK(vb("merge --json $VB_T/vb_cli_mx.json $VB_T/vb_cli_ma.json $VB_T/vb_cli_ma.json") == 2 &&
+          strstr(err, "vb_cli_ma.json too: merge joins runs of different kernels"));
+    CHECK(vb("large_values.json -q --no-gpu -k flash_paged --no-cpu-model --json $VB_T/vb_cli_mc.json") == 0);
+    CHECK(vb("merge --json $VB_T/vb_cli_mx.json $VB_T/vb_cli_ma.json $VB_T/vb_cli_mc.json") == 2 &&
+          strstr(err, "vb_cli_mc.json: scenarios[0]: 'values-past-fp16'") && strstr(err, "merge joins runs of the same scenarios"));
+    CHECK(system("sed 's/\"complete\":\ttrue/\"complete\":\tfalse/' $VB_T/vb_cli_mb.json > $VB_T/vb_cli_mi.json") == 0);
+    CHECK(vb("merge --json $VB_T/vb_cli_mx.json $VB_T/vb_cli_ma.json $VB_T/vb_cli_mi.json") == 2 &&
+          strstr(err, "vb_cli_mi.json: complete: false") && strstr(err, "merge joins whole runs"));
+    CHECK(system("sed 's/\"commit\":\t\"[^\"]*\"/\"commit\":\t\"0ther\"/' $VB_T/vb_cli_mb.json > $VB_T/vb_cli_mo.json") == 0);
+    CHECK(vb("merge --json $VB_T/vb_cli_mx.json $VB_T/vb_cli_ma.json $VB_T/vb_cli_mo.json") == 2 &&
+          strstr(err, "commit 0ther") && strstr(err, "merge joins runs of one build"));
+    CHECK(system("test -e $VB_T/vb_cli_mx.json") != 0); /* refused merges wrote nothing */
+    CHECK(vb("merge $VB_T/vb_cli_ma.json $VB_T/vb_cli_mb.json") == 2 && strstr(err, "merge wants --json OUT.json"));
+    CHECK(vb("merge --json $VB_T/vb_cli_mx.json $VB_T/vb_cli_ma.json") == 2 && strstr(err, "two or more results files"));
+
     /* Nothing is lost silently: a write that fails says why and exits 2, for files and stdout. */
     CHECK(vb("--json /dev/full tiny.json -q --no-gpu") == 2 && strstr(err, "/dev/full: writing failed: No space left"));
     char cmd[1024];
