@@ -108,8 +108,11 @@ def row(label, s, ceilings, sglang, builtin, first_pct, kernels):
     if any(h is None for h in hots.values()):
         missing = ", ".join(k for k, h in hots.items() if h is None)
         raise ValueError(f"scenario {s['name']}: no graph timing for {missing}")
-    bytes_floor = s["bytes"] / ceilings["read_gbps"] / 1e3
-    floor = hots["mla_wgmma"]["floor_us"]
+    # The bytes term of the floor of the run that timed mla_wgmma (its median times its share of
+    # that run's read ceiling), so that a merged file's rows compare one run's terms.
+    ref = hots["mla_wgmma"]
+    bytes_floor = ref["median_us"] * ref["bw_share"] if ref.get("bw_share") else s["bytes"] / ceilings["read_gbps"] / 1e3
+    floor = ref["floor_us"]
     bytes_bound = bytes_floor >= floor * 0.999
     launch_bound = floor < 1
     times = {k: h["median_us"] for k, h in hots.items()}
@@ -156,6 +159,12 @@ def main():
         print(f"headline_table: {e}", file=sys.stderr)
         return 2
     print("\n".join(lines))
+    parts = res.get("merged_from") or []
+    if parts:
+        reads = [p["ceilings"]["read_gbps"] for p in parts if (p.get("ceilings") or {}).get("read_gbps")]
+        span = f"; their read ceilings {min(reads):.0f}-{max(reads):.0f} GB/s" if reads else ""
+        print(f"\n(merged from {len(parts)} runs of one build{span}: each row's floor is the one mla_wgmma's run "
+              "measured, each share of a ceiling its own run's)")
     return 0
 
 

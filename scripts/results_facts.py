@@ -102,7 +102,9 @@ def facts(results, old=None):
     run = {"gpu": gpu.get("name"), "driver": gpu.get("driver"), "date": results.get("date"),
            "commit": (results.get("tool") or {}).get("commit"), "ceilings": ceil,
            "complete": results.get("complete", True), "interrupted_by": results.get("interrupted_by"),
-           "incomplete": results_file.incomplete(results)}
+           "incomplete": results_file.incomplete(results),
+           "merged_from": [{"date": p.get("date"), "read_gbps": (p.get("ceilings") or {}).get("read_gbps")}
+                           for p in results.get("merged_from") or []]}
     if old is not None:
         old_read = (old.get("ceilings") or {}).get("read_gbps")
         if old_read and ceil.get("read_gbps"):
@@ -137,6 +139,10 @@ def print_text(f):
     if "read_vs_old" in run:
         line += f"; read {100 * (run['read_vs_old'] - 1):+.1f}% against the old run's {run['old_read_gbps']:.0f}"
     print(line)
+    if run["merged_from"]:
+        print(f"merged from {len(run['merged_from'])} runs (verifybench merge): "
+              + "; ".join(f"{p['date']} read {p['read_gbps'] or 0:.0f} GB/s" for p in run["merged_from"])
+              + ": each record's shares are of its own run's ceilings")
     total = sum(f["status"].values())
     print(f"records: {total}: " + ", ".join(f"{n} {k}" for k, n in sorted(f["status"].items())))
     n = sum(len(w["scenarios"]) for w in f["fastest"].values())

@@ -127,6 +127,19 @@ with tempfile.TemporaryDirectory() as d:
     p = run(paths["r.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "no graph timing for mla_onepass_ws" in p.stderr, p.stderr
 
+    # A merged file (verifybench merge) whose first run measured a 1% higher read ceiling than the
+    # run that timed mla_wgmma: the rows still take that run's bytes term, so the long shapes stay
+    # bytes-bound with their shares, and a line after the table says the file was merged.
+    merged = dict(res, ceilings={"read_gbps": READ_GBPS * 1.01},
+                  merged_from=[{"date": "a", "ceilings": {"read_gbps": READ_GBPS * 1.01}},
+                               {"date": "b", "ceilings": {"read_gbps": READ_GBPS}}])
+    with open(paths["r.json"], "w") as f:
+        json.dump(merged, f)
+    p = run(paths["r.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
+    assert p.returncode == 0, p.stderr
+    assert "| bs 8 × 91k | 200 µs | **272 µs** | 1.36 (74% of the read ceiling) |" in p.stdout, p.stdout
+    assert "(merged from 2 runs of one build; their read ceilings 4000-4040 GB/s" in p.stdout, p.stdout
+
     p = run(paths["bad.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "not a verifybench.results/1 file" in p.stderr, p.stderr
     p = run(paths["r.json"], "--sglang", paths["r.json"], "--builtin", paths["bi.json"])

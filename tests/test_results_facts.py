@@ -88,7 +88,17 @@ with tempfile.TemporaryDirectory() as d:
         json.dump(cut, fh)
     p = subprocess.run([sys.executable, script, new], capture_output=True, text=True)
     assert p.returncode == 0 and "INCOMPLETE: interrupted by SIGTERM: not a whole run" in p.stdout, p.stdout
+    assert "merged from" not in p.stdout, p.stdout  # one run: no line about runs
     p = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
     assert p.returncode == 2 and "not a verifybench results file" in p.stderr, p.stderr
+    # A file verifybench merge joined: the runs and their read ceilings are named.
+    merged = results(4331.0, scen)
+    merged["merged_from"] = [{"date": "d1", "ceilings": {"read_gbps": 4331.0}},
+                             {"date": "d2", "ceilings": {"read_gbps": 4310.0}}]
+    with open(new, "w") as fh:
+        json.dump(merged, fh)
+    p = subprocess.run([sys.executable, script, new], capture_output=True, text=True)
+    assert p.returncode == 0 and "merged from 2 runs (verifybench merge): d1 read 4331 GB/s; d2 read 4310 GB/s" \
+        in p.stdout, p.stdout
 print("results_facts: fastest kernels, slower records of every mode and variant, target shares, ceilings; "
-      "foreign files refused, interrupted runs flagged")
+      "foreign files refused, interrupted runs flagged, merged files' runs named")
