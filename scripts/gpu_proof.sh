@@ -15,7 +15,9 @@
 #                    scheduled kernels), mla_wgmma, mla_onepass and mla_onepass_ws only: OUTDIR/paths/
 #                    (and on tests/data/sanitize_overlap.json, mla_onepass_ws's overlapped walk:
 #                    OUTDIR/paths-overlap/)
-#   configs          every shipped scenario: results.json and summary.md
+#   configs          every shipped scenario: results.json and summary.md (CONFIGS_KERNELS="A B":
+#                    those kernels alone, for a run split to fit a time limit; join the parts'
+#                    results.json with `verifybench merge`)
 #   targets          scripts/target_shapes.sh for mla_wgmma, mla_onepass and mla_onepass_ws: OUTDIR/targets/
 #   baseline         export every scenario's bundle, run scripts/triton_baseline.py on them
 #                    (triton_baseline.json) and, with SGLANG_WHEELS=DIR (scripts/sglang_wheels.sh),
@@ -135,8 +137,11 @@ if stage paths; then
 fi
 
 if stage configs; then
-    note "== every shipped scenario"
-    "$bin" configs/*.json -q --json "$out/results.json" --markdown "$out/summary.md" >"$out/configs.txt" 2>&1
+    kargs=
+    for k in ${CONFIGS_KERNELS:-}; do kargs="$kargs -k $k"; done
+    note "== every shipped scenario${CONFIGS_KERNELS:+, kernels $CONFIGS_KERNELS alone (one part of a split run)}"
+    # shellcheck disable=SC2086
+    "$bin" configs/*.json -q $kargs --json "$out/results.json" --markdown "$out/summary.md" >"$out/configs.txt" 2>&1
     rc=$?; tail -40 "$out/configs.txt"; note "configs: exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 
