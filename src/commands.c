@@ -137,13 +137,7 @@ int vb_cmd_report(const vb_cli *cli)
         return VB_EXIT_INPUT;
     }
     vb_report_print(stdout, cli->format, &r);
-    int rc = VB_EXIT_OK;
-    if (cli->csv_path)
-        rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &r) ? VB_EXIT_INPUT : 0;
-    if (cli->markdown_path)
-        rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &r) ? VB_EXIT_INPUT : 0;
-    if (cli->json_path)
-        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &r) ? VB_EXIT_INPUT : 0;
+    int rc = vb_report_write_files(cli, &r) ? VB_EXIT_INPUT : VB_EXIT_OK;
     if (cli->n_baselines)
         rc |= vb_speedup_outputs(cli, &r, b, cli->n_baselines) ? VB_EXIT_INPUT : 0;
     vb_baselines_free(b, cli->n_baselines);
@@ -228,13 +222,8 @@ int vb_cmd_merge(const vb_cli *cli)
         }
         vb_results_free(&part);
     }
-    if (rc == VB_EXIT_OK) {
-        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &merged) ? VB_EXIT_INPUT : 0;
-        if (cli->csv_path)
-            rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &merged) ? VB_EXIT_INPUT : 0;
-        if (cli->markdown_path)
-            rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &merged) ? VB_EXIT_INPUT : 0;
-    }
+    if (rc == VB_EXIT_OK && vb_report_write_files(cli, &merged))
+        rc = VB_EXIT_INPUT;
     if (rc == VB_EXIT_OK)
         printf("merged %d runs: %d scenarios, %d records into %s\n", merged.n_parts, merged.n_scenarios,
                merged.n_records, cli->json_path);

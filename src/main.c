@@ -386,12 +386,7 @@ static int write_reports(const run_ctx *x)
     const vb_cli *cli = x->cli;
     int rc = 0;
     vb_report_print(stdout, cli->format, &x->results);
-    if (cli->json_path)
-        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, &x->results);
-    if (cli->csv_path)
-        rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, &x->results);
-    if (cli->markdown_path)
-        rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, &x->results);
+    rc |= vb_report_write_files(cli, &x->results);
     if (cli->n_baselines)
         rc |= vb_speedup_outputs(cli, &x->results, x->baselines, cli->n_baselines);
     return rc;

@@ -403,6 +403,18 @@ int vb_report_write(const char *path, vb_format fmt, const vb_results *r)
     return -1;
 }
 
+int vb_report_write_files(const vb_cli *cli, const vb_results *r)
+{
+    int rc = 0;
+    if (cli->json_path)
+        rc |= vb_report_write(cli->json_path, VB_FMT_JSON, r);
+    if (cli->csv_path)
+        rc |= vb_report_write(cli->csv_path, VB_FMT_CSV, r);
+    if (cli->markdown_path)
+        rc |= vb_report_write(cli->markdown_path, VB_FMT_MARKDOWN, r);
+    return rc;
+}
+
 /* ---- reading JSON back --------------------------------------------------------------- */
 
 

@@ -13,6 +13,8 @@ void vb_report_csv(FILE *f, const vb_results *r);
 int vb_report_json(FILE *f, const vb_results *r);
 /* Writes r to path in the given format; prints why and returns -1 on failure. */
 int vb_report_write(const char *path, vb_format fmt, const vb_results *r);
+/* The files cli asks for (--json, --csv, --markdown); -1 when any write failed (each said why). */
+int vb_report_write_files(const vb_cli *cli, const vb_results *r);
 void vb_report_print(FILE *f, vb_format fmt, const vb_results *r);
 
 /* NULL for a complete run; else what ended it early ("interrupted by SIGINT after 2 of 5
