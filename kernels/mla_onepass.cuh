@@ -43,8 +43,7 @@
 // builds that file for those targets), runs 72-row launches as onepass_rr_kernel:
 // 12 warps, registers handed out by role. Its units at spans longer than kOverlapSpan take the
 // overlapped walk (SmemOverlap): eight Oᵀ warps at 200 registers accumulate tile t while four Sᵀ
-// warps at 104 multiply tile t + 1 (the Oᵀ warps add its dim halves and run the softmax), the
-// roles meeting at mbarriers only; everything else runs the
+// warps at 104 score tile t + 1, the roles meeting at mbarriers only; everything else runs the
 // 8-warp walks at 240 registers. It is a separate entry because no launch can choose between the
 // two kernels on the host (the spans come from the lengths a graph replays with), and the 12-warp
 // kernel costs the short launches 2-9% (results/h200/NOTES.md, fifty-first).
@@ -120,46 +119,42 @@ template <int kN8> struct Smem {
 
 // Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
 // and kSWarps Sᵀ warps after them (a pair per row group), so that the scores of tile t + 1 are
-// computed while tile t is accumulated. The Sᵀ warps only multiply: each writes its half of the
-// dims' partial scores (sc, one buffer) and goes on to the next tile. The Oᵀ warps add the two
-// halves, run the softmax (an Oᵀ warp owns kN8 rows, a key a lane), write Pᵀ and the rescale
-// factors for themselves, and accumulate. In the form before this one the Sᵀ warps also
-// exchanged their halves and ran the softmax, and set the walk's pace: about 4000 SM cycles a
-// tile against the Oᵀ warps' 2300, which waited 37-44% of a piece (results/h200/NOTES.md,
-// fifty-second). The tree mask is read from global memory at the tiles that need it (no
-// staging); an mbarrier per KV stage completes when the stage's copies have landed. Runs only
-// in onepass_rr_kernel, whose registers go to the Oᵀ warps.
+// computed while tile t's Pᵀ is accumulated. Pᵀ, the rescale factors and the moved flags are
+// kept per stage parity; the tree mask is read from global memory at the tiles that need it
+// (no staging); an mbarrier per KV stage completes when the stage's copies have landed. Four
+// Sᵀ warps (two row groups): two could not score a tile as fast as eight take its Oᵀ (1.27-1.35
+// against the 8-warp walk), four can (results/h200/NOTES.md, forty-ninth). Runs only in
+// onepass_rr_kernel, whose registers go to the Oᵀ warps.
 template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     static constexpr int kRows = 8 * kN8;
     static constexpr int kGroups = kSWarps / 2, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
     static constexpr int kPStride = 16 * (kN8 | 1);
-    // A row of partial scores: 32 keys and 4 floats of padding, so that an Sᵀ warp's stores
-    // (rows 2t, keys g) fall in 32 distinct banks and an Oᵀ warp's loads (one row, a key a lane)
-    // too.
-    static constexpr int kScStride = kKeys + 4;
     static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
-    static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [kKeys][kPStride] bf16
-    static constexpr int sc = pt + kKeys * kPStride;              // [2 dim halves][kRows][kScStride] fp32
-    static constexpr int corr = sc + 2 * kRows * kScStride * 4;   // [kRows]
-    static constexpr int moved = corr + kRows * 4;                // [8] int: an Oᵀ warp's rows moved
-    static constexpr int rsum = moved + 8 * 4;                    // [kRows]
+    static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
+    static constexpr int xch = pt + 2 * kKeys * kPStride;         // [kSW][4·kNt][kWarp]
+    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp]
+    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [2][kRows]
+    static constexpr int moved = corr + 2 * kRows * 4;            // [2][kSW] int: this warp's rows moved, by parity
+    static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
     static constexpr int rm = rsum + kRows * 4;                   // [kRows]
     static constexpr int tok = rm + kRows * 4;                    // [kRows]
     // mbarriers, one per hand-off between the roles (racecheck orders accesses by them; it did
     // not by barriers that each role reaches from its own code):
     static constexpr int full = tok + (kRows + 15) / 16 * 16;     // [kStages] stage s landed (the copies)
-    static constexpr int ready = full + 8 * kStages;              // a tile's partial scores written (Sᵀ → Oᵀ)
-    static constexpr int freed = ready + 8;                       // ... and read (Oᵀ → Sᵀ)
-    static constexpr int blk = freed + 8;                         // the walk's block barrier (every thread)
+    static constexpr int ready = full + 8 * kStages;              // [2] Pᵀ, corr, moved of a parity out (Sᵀ → Oᵀ)
+    static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
+    static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
+    static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
     static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8, kPairBar0 = 1;
     static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
-    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone
-    __host__ __device__ static constexpr int pt_at(int) { return pt; }
-    __host__ __device__ static constexpr int corr_at(int) { return corr; }
+    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (after the Sᵀ pairs' 1 and 2)
+    static_assert(kPairBar0 + kSW / 2 <= kOBar, "named barrier ids stay apart");
+    __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
+    __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
 };
 
 // What every thread needs to know about the piece it works on, kept in shared memory so that
@@ -366,16 +361,14 @@ struct Onepass {
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
-        if constexpr (L::kOverlap) { // the Oᵀ warps keep their row sums in registers
-            if (tid < 8)
-                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
-        } else {
 #pragma unroll
-            for (int jj = 0; jj < kNt; jj++)
-                if (is_sw())
-                    reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
-        }
-        if (!L::kOverlap && tid == 0) {
+        for (int jj = 0; jj < kNt; jj++)
+            if (is_sw())
+                reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
+        if constexpr (L::kOverlap) {
+            if (tid < 2 * kSW)
+                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
+        } else if (tid == 0) {
             reinterpret_cast<int *>(smem + L::moved)[0] = 0;
         }
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
@@ -654,11 +647,11 @@ struct Onepass {
     __device__ bool moved(int st) const
     {
         const int *mv = reinterpret_cast<const int *>(smem + L::moved);
-        if constexpr (L::kOverlap) { // a flag an Oᵀ warp, one buffer
+        if constexpr (L::kOverlap) {
             int any = 0;
 #pragma unroll
-            for (int i = 0; i < 8; i++)
-                any |= mv[i];
+            for (int i = 0; i < kSW; i++)
+                any |= mv[st * kSW + i];
             return any != 0;
         } else {
             return mv[st] != 0;
@@ -744,17 +737,17 @@ struct Onepass {
             finish_sums();
     }
 
-    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead and, for
-    // tile t, add its two halves of partial scores, run the softmax and accumulate, while the
-    // Sᵀ warps after them multiply tile t + 1. The roles run their own code (each at its own
-    // register count) and meet only at mbarriers: a stage's `full` completes when the 256 copying
-    // threads' copies have landed (cp.async.mbarrier.arrive.noinc); `ready` when the 128 Sᵀ
-    // threads have written a tile's partial scores; `freed` when the 256 Oᵀ threads have read
-    // them; `blk` is the walk's block barrier, every thread arriving and waiting. Each is arrived
-    // at and waited on the same number of times a piece. Within the Oᵀ warps, the aligned named
-    // barrier kOBar.
+    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead and
+    // accumulate tile t while the Sᵀ warps after them score tile t + 1. The roles run their own
+    // code (each at its own register count) and meet only at mbarriers: a stage's `full`
+    // completes when the 256 copying threads' copies have landed (cp.async.mbarrier.arrive.noinc);
+    // `ready` (parity of the tile) when the 128 Sᵀ threads have written Pᵀ, corr and the moved
+    // flags; `freed` when the 256 Oᵀ threads have read them; `sums` when the row sums are out;
+    // `blk` is the walk's block barrier, every thread arriving and waiting. Each is arrived at and
+    // waited on the same number of times a piece. Within a role, aligned named barriers: the Sᵀ
+    // pairs from kPairBar0, the Oᵀ warps kOBar.
     // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
-    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kBlkBit = 13 };
+    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
     __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
     __device__ void bar_wait(int off, int bit)
     {
@@ -767,8 +760,11 @@ struct Onepass {
     {
         for (int st = 0; st < L::kStages; st++)
             mbar_init(smem_u32(smem + L::full + 8 * st), L::kCopiers);
-        mbar_init(smem_u32(smem + L::ready), kSW * kWarp);
-        mbar_init(smem_u32(smem + L::freed), L::kCopiers);
+        for (int par = 0; par < 2; par++) {
+            mbar_init(smem_u32(smem + L::ready + 8 * par), kSW * kWarp);
+            mbar_init(smem_u32(smem + L::freed + 8 * par), L::kCopiers);
+        }
+        mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
     }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
@@ -778,14 +774,12 @@ struct Onepass {
         cp_async_mbar_arrive(bar_at(L::full + 8 * st));
     }
 
-    // Oᵀ warps: the piece's copies, softmax and Oᵀ, then its o (or partial). The whole life of
-    // the accumulators is inside this function, so the Sᵀ warps' code does not hold them.
+    // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
+    // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
     __device__ void accumulate_piece(const SchedWorkspace &w)
     {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
-        if (sum_row() >= 0) // this warp's rows' sums, brought up to date every tile by softmax_rows
-            reinterpret_cast<float *>(smem + L::rsum)[sum_row()] = 0.f;
         zero_o();
 #pragma unroll
         for (int i = 0; i < S; i++)
@@ -793,164 +787,44 @@ struct Onepass {
                 copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
         slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
-            bar_wait(L::ready, kReadyBit); // the tile's partial scores are out
-            softmax_rows(tile);
-            if (tile + 1 < hi) // the Sᵀ warps may write the next tile's
-                mbar_arrive(bar_at(L::freed));
-            named_barrier(L::kOBar, L::kCopiers); // Pᵀ, corr and the moved flags are complete
+            const int par = (tile - lo) & 1;
             wait_full(st);
-            accumulate(st, 0, tile == lo);
-            named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage and Pᵀ
+            bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
+            accumulate(st, par, tile == lo);
+            if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
+                mbar_arrive(bar_at(L::freed + 8 * par));
             if (tile + S < hi) {
+                named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage (Sᵀ: before ready)
                 copy_tile(tile + S, st, slot_next);
                 slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
             }
         }
-        named_barrier(L::kOBar, L::kCopiers); // every row's sum is out
+        bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
             write_o();
         else
             write_partial_o(w);
     }
 
-    // The score of row r and key `lane` of a tile: the two dim halves' partial scores added,
-    // in the log2 domain, -inf where the mask or the request's end hides the key.
-    __device__ float row_score(int r, int64_t k0, bool masked, bool needs_mask) const
-    {
-        const float *sc = reinterpret_cast<const float *>(smem + L::sc);
-        const float x = (sc[r * L::kScStride + lane] + sc[(kRows + r) * L::kScStride + lane]) * (p.sm_scale * kLog2e);
-        if (!masked)
-            return x;
-        const bool vis = k0 + lane < ps.keys && (!needs_mask || mask_byte(0, smem[L::tok + r], k0, lane) != 0);
-        return vis ? x : -CUDART_INF_F;
-    }
-
-    // Online softmax of one tile over the kN8 rows Oᵀ warp `warp` owns (r = kN8·warp + i), a key
-    // a lane, with the lazy max of softmax(): a row's reference max moves only when a score passes
-    // it by kLazy. Two passes over the partial scores (they are re-read from shared memory, so
-    // that no array of scores is live beside the accumulators): whether any row moves, then P
-    // into Pᵀ and the tile's row sums into rsum. Every row's rescale factor into corr, and
-    // whether this warp's moved into moved[warp].
-    __device__ void softmax_rows(int tile)
-    {
-        static_assert(kN8 == 8 || kN8 == 9, "rows 0-7 of a warp by butterfly_sum8, row 8 by a chain");
-        float *rm = reinterpret_cast<float *>(smem + L::rm);
-        float *corr = reinterpret_cast<float *>(smem + L::corr);
-        uint16_t *pt = reinterpret_cast<uint16_t *>(smem + L::pt) + lane * (L::kPStride / 2);
-        const int r0 = kN8 * warp;
-        const int64_t k0 = (int64_t)tile * kKeys;
-        const bool needs_mask = tile_needs_mask(tile), masked = needs_mask || k0 + kKeys > ps.keys;
-        bool up = false;
-#pragma unroll
-        for (int i = 0; i < kN8; i++)
-            up |= row_score(r0 + i, k0, masked, needs_mask) > rm[r0 + i] + kLazy;
-        const bool rescale = __any_sync(0xffffffffu, up);
-        __syncwarp(); // every lane has read rm before lane 0 may write it below
-        float pv8[8], pv_last = 0.f; // P of rows 0-7 and of row 8 (kN8 = 9) at this lane's key
-#pragma unroll
-        for (int i = 0; i < kN8; i++) {
-            const float x = row_score(r0 + i, k0, masked, needs_mask);
-            float m = rm[r0 + i], c = 1.f;
-            if (rescale) { // uniform across the warp: shuffles are safe
-                float mx = x;
-#pragma unroll
-                for (int d = 16; d > 0; d /= 2)
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, d));
-                const float mnew = fmaxf(m, mx);
-                if (mnew != m) { // every lane has read rm[r0 + i]: the shuffles above
-                    c = exp2_ftz(m - mnew); // 0 when m was -inf (nothing visible before)
-                    if (lane == 0)
-                        rm[r0 + i] = mnew;
-                    m = mnew;
-                }
-            }
-            const float pv = exp2_ftz(x - (m == -CUDART_INF_F ? 0.f : m)); // nothing visible yet: zeros
-            if (i < 8)
-                pv8[i] = pv;
-            else
-                pv_last = pv;
-            const __nv_bfloat16 pb = __float2bfloat16_rn(pv);
-            pt[r0 + i] = *reinterpret_cast<const uint16_t *>(&pb);
-            if (lane == 0)
-                corr[r0 + i] = c;
-        }
-        if (lane == 0)
-            reinterpret_cast<int *>(smem + L::moved)[warp] = rescale;
-        // The tile's row sums: rows 0-7 by a butterfly that leaves row lane / 4's sum on each
-        // quad (9 shuffles where a chain a row takes 40), row 8 by a chain. A lane's share of
-        // every row kept over the piece instead (nine registers beside the accumulators) put 18
-        // local-memory accesses a tile into the Oᵀ loop.
-        const float s8 = butterfly_sum8(pv8);
-        float s_last = pv_last;
-#pragma unroll
-        for (int d = 16; d > 0; d /= 2)
-            s_last += __shfl_xor_sync(0xffffffffu, s_last, d);
-        __syncwarp(); // lane 0's corr and rm writes are visible to the warp
-        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
-        if (const int rs = sum_row(); rs >= 0) {
-            const float add = lane == 1 ? s_last : s8;
-            rsum[rs] = (rescale ? rsum[rs] * corr[rs] : rsum[rs]) + add;
-        }
-    }
-
-    // The row of this warp's whose sum this lane keeps in rsum (softmax_rows), or -1.
-    __device__ int sum_row() const
-    {
-        return (lane & 3) == 0 ? kN8 * warp + lane / 4 : (lane == 1 && kN8 > 8 ? kN8 * warp + 8 : -1);
-    }
-
-    // The sums over the warp's 32 lanes of v[0..7], the sum of v[lane / 4] returned: each step
-    // keeps half of the values still held and adds the partner lane's copy of the same rows.
-    static __device__ __forceinline__ float butterfly_sum8(const float (&v)[8])
-    {
-        const int lane = threadIdx.x % kWarp;
-        const bool b4 = lane & 16, b3 = lane & 8, b2 = lane & 4;
-        float w[4], x[2];
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            w[j] = (b4 ? v[j + 4] : v[j]) + __shfl_xor_sync(0xffffffffu, b4 ? v[j] : v[j + 4], 16);
-#pragma unroll
-        for (int j = 0; j < 2; j++)
-            x[j] = (b3 ? w[j + 2] : w[j]) + __shfl_xor_sync(0xffffffffu, b3 ? w[j] : w[j + 2], 8);
-        float y = (b2 ? x[1] : x[0]) + __shfl_xor_sync(0xffffffffu, b2 ? x[0] : x[1], 4);
-        y += __shfl_xor_sync(0xffffffffu, y, 2);
-        y += __shfl_xor_sync(0xffffffffu, y, 1);
-        return y;
-    }
-
-    // Sᵀ warps: the piece's partial scores (this warp's half of the dims, its row group's n8
-    // tiles), a tile ahead of the Oᵀ warps.
+    // Sᵀ warps: the piece's scores and softmax, a tile ahead of Oᵀ, then its row sums.
     __device__ void score_piece(const uint4 *qfrag)
     {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
+            const int par = (tile - lo) & 1;
+            if (tile >= lo + 2)
+                bar_wait(L::freed + 8 * par, kFreedBit + par);
             wait_full(st);
             if constexpr (kN8 % kGroups == 0)
-                partial_tile<kNt>(tile > lo, st, qfrag); // every group holds kNt
+                score_tile<kNt>(tile, st, par, qfrag); // every group holds kNt
             else if (nt == kNt)
-                partial_tile<kNt>(tile > lo, st, qfrag);
+                score_tile<kNt>(tile, st, par, qfrag);
             else
-                partial_tile<kN8 / kGroups>(tile > lo, st, qfrag);
-            mbar_arrive(bar_at(L::ready));
+                score_tile<kN8 / kGroups>(tile, st, par, qfrag);
+            mbar_arrive(bar_at(L::ready + 8 * par));
         }
-    }
-    template <int NT> __device__ void partial_tile(bool after_first, int st, const uint4 *qfrag)
-    {
-        float acc[2][NT][4];
-        if (warp % 2)
-            partial_scores<NT, 1>(st, qfrag, acc);
-        else
-            partial_scores<NT, 0>(st, qfrag, acc);
-        if (after_first) // the Oᵀ warps have read the last tile's
-            bar_wait(L::freed, kFreedBit);
-        float *sc = reinterpret_cast<float *>(smem + L::sc) + (warp % 2) * kRows * L::kScStride;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    sc[(8 * (j_lo + jj) + 2 * t + (e & 1)) * L::kScStride + 16 * mh + 8 * (e >> 1) + g] = acc[mh][jj][e];
+        finish_sums();
+        mbar_arrive(bar_at(L::sums));
     }
 
     // An uncut unit: o = Oᵀ / l through movmatrix (8×8 transposes), lse per row.

@@ -15,10 +15,9 @@ namespace {
 
 // mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
 // by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
-// registers (144 accumulators; 10 local-memory accesses left in their tile loop, none in the
-// Sᵀ warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps at 104
-// multiply tile t + 1, leaving its softmax to the Oᵀ warps (OverlapLayout). Without setmaxnreg
-// the same 12 warps get 168 each and
+// registers (144 accumulators; 7 local-memory accesses left in their tile loop, 9 in the Sᵀ
+// warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps
+// at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get 168 each and
 // ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
 // (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp walks at
 // 240 registers while the last four warps give theirs back and leave. The overlap pays only at
