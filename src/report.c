@@ -283,6 +283,15 @@ static void add_num(cJSON *o, const char *k, double x, int present)
         cJSON_AddNullToObject(o, k);
 }
 
+/* The measured ceilings of a run as parent's "ceilings" object: a missing one (0) is null. */
+static void add_ceilings(cJSON *parent, double read_gbps, double mma_tflops, double wgmma_tflops)
+{
+    cJSON *c = cJSON_AddObjectToObject(parent, "ceilings");
+    add_num(c, "read_gbps", read_gbps, read_gbps > 0);
+    add_num(c, "mma_bf16_tflops", mma_tflops, mma_tflops > 0);
+    add_num(c, "wgmma_bf16_tflops", wgmma_tflops, wgmma_tflops > 0);
+}
+
 static cJSON *table_json(const vb_field_table *t, const void *obj, int gate)
 {
     cJSON *o = cJSON_CreateObject();
@@ -348,20 +357,14 @@ int vb_report_json(FILE *f, const vb_results *r)
     } else {
         cJSON_AddStringToObject(g, "skipped_reason", r->gpu.skipped_reason);
     }
-    cJSON *c = cJSON_AddObjectToObject(root, "ceilings");
-    add_num(c, "read_gbps", r->gpu.read_gbps, r->gpu.read_gbps > 0);
-    add_num(c, "mma_bf16_tflops", r->gpu.mma_tflops, r->gpu.mma_tflops > 0);
-    add_num(c, "wgmma_bf16_tflops", r->gpu.wgmma_tflops, r->gpu.wgmma_tflops > 0);
+    add_ceilings(root, r->gpu.read_gbps, r->gpu.mma_tflops, r->gpu.wgmma_tflops);
     if (r->n_parts) {
         cJSON *parts = cJSON_AddArrayToObject(root, "merged_from");
         for (int i = 0; i < r->n_parts; i++) {
             const vb_run_part *p = &r->parts[i];
             cJSON *x = cJSON_CreateObject();
             cJSON_AddStringToObject(x, "date", p->date);
-            cJSON *pc = cJSON_AddObjectToObject(x, "ceilings");
-            add_num(pc, "read_gbps", p->read_gbps, p->read_gbps > 0);
-            add_num(pc, "mma_bf16_tflops", p->mma_tflops, p->mma_tflops > 0);
-            add_num(pc, "wgmma_bf16_tflops", p->wgmma_tflops, p->wgmma_tflops > 0);
+            add_ceilings(x, p->read_gbps, p->mma_tflops, p->wgmma_tflops);
             cJSON_AddItemToArray(parts, x);
         }
     }
@@ -422,6 +425,15 @@ static double jnum0(const cJSON *o, const char *k)
 {
     double x = vb_json_num(o, k);
     return isnan(x) ? 0 : x;
+}
+
+/* add_ceilings read back: 0 for a ceiling that is null or absent (wgmma's, before it was measured). */
+static void read_ceilings(const cJSON *parent, double *read_gbps, double *mma_tflops, double *wgmma_tflops)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(parent, "ceilings");
+    *read_gbps = jnum0(c, "read_gbps");
+    *mma_tflops = jnum0(c, "mma_bf16_tflops");
+    *wgmma_tflops = jnum0(c, "wgmma_bf16_tflops");
 }
 
 /* One record, at path ("scenarios[s].records[k]"), into the scenario at index idx. */
@@ -532,18 +544,12 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     vb_json_str(g, "compute_capability", cc, sizeof cc);
     sscanf(cc, "%d.%d", &r->gpu.cc_major, &r->gpu.cc_minor);
     vb_json_str(g, "driver", r->gpu.driver, sizeof r->gpu.driver);
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "ceilings");
-    r->gpu.read_gbps = jnum0(c, "read_gbps");
-    r->gpu.mma_tflops = jnum0(c, "mma_bf16_tflops");
-    r->gpu.wgmma_tflops = jnum0(c, "wgmma_bf16_tflops"); /* absent before it was measured */
+    read_ceilings(root, &r->gpu.read_gbps, &r->gpu.mma_tflops, &r->gpu.wgmma_tflops);
     const cJSON *parts = cJSON_GetObjectItemCaseSensitive(root, "merged_from");
     for (const cJSON *x = cJSON_IsArray(parts) ? parts->child : NULL; x && r->n_parts < VB_MAX_PARTS; x = x->next) {
         vb_run_part *p = &r->parts[r->n_parts++];
-        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(x, "ceilings");
         vb_json_str(x, "date", p->date, sizeof p->date);
-        p->read_gbps = jnum0(pc, "read_gbps");
-        p->mma_tflops = jnum0(pc, "mma_bf16_tflops");
-        p->wgmma_tflops = jnum0(pc, "wgmma_bf16_tflops");
+        read_ceilings(x, &p->read_gbps, &p->mma_tflops, &p->wgmma_tflops);
     }
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scenarios");
     int rc = 0, si = 0;
