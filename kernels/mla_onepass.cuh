@@ -132,14 +132,13 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int kPStride = 16 * (kN8 | 1);
     static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
     static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
-    static constexpr int tmax = pt + 2 * kKeys * kPStride;        // [2][kRows] a key half's tile maxima (rescaling tiles)
-    static constexpr int lhalf = tmax + 2 * kRows * 4;            // [2][kRows] a key half's row sums, at a piece's end
-    static constexpr int corr = lhalf + 2 * kRows * 4;            // [2][kRows]
+    static constexpr int xch = pt + 2 * kKeys * kPStride;         // [kSW][4·kNt][kWarp]
+    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp]
+    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [2][kRows]
     static constexpr int moved = corr + 2 * kRows * 4;            // [2][kSW] int: this warp's rows moved, by parity
-    static constexpr int vote = moved + 2 * kSW * 4;              // [2][kSW] int: a score passed its row's max + kLazy
-    static constexpr int rsum = vote + 2 * kSW * 4;               // [kRows]
-    static constexpr int rm = rsum + kRows * 4;                   // [2][kRows] each key half's copy of the rows' max
-    static constexpr int tok = rm + 2 * kRows * 4;                // [kRows]
+    static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
+    static constexpr int rm = rsum + kRows * 4;                   // [kRows]
+    static constexpr int tok = rm + kRows * 4;                    // [kRows]
     // mbarriers, one per hand-off between the roles (racecheck orders accesses by them; it did
     // not by barriers that each role reaches from its own code):
     static constexpr int full = tok + (kRows + 15) / 16 * 16;     // [kStages] stage s landed (the copies)
@@ -361,15 +360,11 @@ struct Onepass {
             const int lr = ps.row(r);
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
-            if constexpr (L::kOverlap)
-                rm[kRows + r] = -CUDART_INF_F;
         }
-        if constexpr (!L::kOverlap) {
 #pragma unroll
-            for (int jj = 0; jj < kNt; jj++)
-                if (is_sw())
-                    reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
-        }
+        for (int jj = 0; jj < kNt; jj++)
+            if (is_sw())
+                reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
         if constexpr (L::kOverlap) {
             if (tid < 2 * kSW)
                 reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
@@ -779,179 +774,6 @@ struct Onepass {
         cp_async_mbar_arrive(bar_at(L::full + 8 * st));
     }
 
-    // The overlapped walk's Sᵀ splits a pair's tile by keys, not by dims: warp kh = sw() % 2
-    // scores keys [16·kh, 16·kh + 16) of its row group over all 576 dims, so no partial scores
-    // cross the pair. A row's 32 keys then span the pair; with the lazy max (kLazy) the warps
-    // only need each other when a score passes its row's max, which they learn from one vote a
-    // tile (one pair barrier) and settle, in the tiles that rescale, by swapping their tile
-    // maxima. Each warp keeps its own copy of the rows' max (rm + kh·kRows: both hold the same
-    // values) and its rows' sums in registers (ls), added across the pair at the piece's end.
-    __device__ int kh() const { return sw() & 1; }
-    template <int NT> __device__ void key_scores(int st, const uint4 *qfrag, float (&acc)[NT][4])
-    {
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-            acc[jj][0] = acc[jj][1] = acc[jj][2] = acc[jj][3] = 0.f;
-        const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
-        int x;
-        const unsigned krow = k_lane_row(st, x) + 16 * kh() * kRowBytes;
-        unsigned kb[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            kb[i] = krow + 16 * ((2 * i) ^ x);
-#pragma unroll
-        for (int ds = 0; ds < kChunks / 4; ds++) {
-            unsigned a[2][4];
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int c = 4 * ds + 2 * e;
-                ldsm_x4(a[e], kb[(c & 7) / 2] + 16 * (c & ~7));
-            }
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++) {
-                const uint4 qv = q_b(qf, q_own[0], jj, ds);
-                mma(acc[jj], a[0], qv.x, qv.y);
-                mma(acc[jj], a[1], qv.z, qv.w);
-            }
-        }
-    }
-    // s[jj][e]: key 16·kh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
-    template <int NT> __device__ void mask_key_scores(int tile, float (&s)[NT][4])
-    {
-        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
-        if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
-            return;
-        const uint8_t *tok = smem + L::tok;
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int key = 16 * kh() + 8 * (e / 2) + g, row = 8 * (j_lo + jj) + 2 * t + e % 2;
-                const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mask_byte(0, tok[row], k0, key) != 0);
-                s[jj][e] = vis ? s[jj][e] : -CUDART_INF_F;
-            }
-    }
-    template <int NT> __device__ void key_softmax(float (&s)[NT][4], float (&ls)[kNt][2], int par)
-    {
-        const int bar = L::kPairBar0 + sw() / 2;
-        float *rm = reinterpret_cast<float *>(smem + L::rm) + kh() * kRows;
-        float m[NT][2];
-        bool up = false;
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                m[jj][h] = rm[8 * (j_lo + jj) + 2 * t + h];
-                up |= fmaxf(s[jj][h], s[jj][h + 2]) > m[jj][h] + kLazy;
-            }
-        int *vote = reinterpret_cast<int *>(smem + L::vote) + par * kSW;
-        const bool mine = __any_sync(0xffffffffu, up);
-        if (lane == 0)
-            vote[sw()] = mine;
-        named_barrier(bar, 2 * kWarp); // the votes of this parity are out (read before the next)
-        const bool rescale = mine || vote[sw() ^ 1] != 0;
-        float c[NT][2];
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-            c[jj][0] = c[jj][1] = 1.f;
-        if (rescale) { // uniform across the pair
-            float *tm = reinterpret_cast<float *>(smem + L::tmax);
-            float mx[NT][2];
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    float v = fmaxf(s[jj][h], s[jj][h + 2]);
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
-                    mx[jj][h] = v;
-                    if (g == 0)
-                        tm[kh() * kRows + 8 * (j_lo + jj) + 2 * t + h] = v;
-                }
-            named_barrier(bar, 2 * kWarp);
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int row = 8 * (j_lo + jj) + 2 * t + h;
-                    const float mnew = fmaxf(m[jj][h], fmaxf(mx[jj][h], tm[(kh() ^ 1) * kRows + row]));
-                    if (mnew != m[jj][h]) {
-                        c[jj][h] = exp2_ftz(m[jj][h] - mnew);
-                        if (g == 0)
-                            rm[row] = mnew;
-                        m[jj][h] = mnew;
-                    }
-                }
-            __syncwarp(); // rm written before this warp's lanes read it next tile
-        }
-        float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
-        unsigned char *pt = smem + L::pt_at(par);
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++) {
-            const int row = 8 * (j_lo + jj) + 2 * t;
-            const float mu0 = m[jj][0] == -CUDART_INF_F ? 0.f : m[jj][0];
-            const float mu1 = m[jj][1] == -CUDART_INF_F ? 0.f : m[jj][1];
-            const float p0 = exp2_ftz(s[jj][0] - mu0), p1 = exp2_ftz(s[jj][1] - mu1);
-            const float p2 = exp2_ftz(s[jj][2] - mu0), p3 = exp2_ftz(s[jj][3] - mu1);
-            ls[jj][0] = ls[jj][0] * c[jj][0] + (p0 + p2);
-            ls[jj][1] = ls[jj][1] * c[jj][1] + (p1 + p3);
-            const int key = 16 * kh() + g;
-            *reinterpret_cast<unsigned *>(pt + key * L::kPStride + 2 * row) = pack_bf16(p0, p1);
-            *reinterpret_cast<unsigned *>(pt + (key + 8) * L::kPStride + 2 * row) = pack_bf16(p2, p3);
-            if (kh() == 0 && g == 0)
-                *reinterpret_cast<float2 *>(corr + row) = make_float2(c[jj][0], c[jj][1]);
-        }
-        if (lane == 0)
-            reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
-    }
-    template <int NT> __device__ void key_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
-    {
-        float s[NT][4];
-        key_scores<NT>(st, qfrag, s);
-        const float scale = p.sm_scale * kLog2e;
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                s[jj][e] *= scale;
-        mask_key_scores<NT>(tile, s);
-        key_softmax<NT>(s, ls, par);
-    }
-    // The pair's row sums into rsum (kh 0 writes them).
-    __device__ void key_finish_sums(const float (&ls)[kNt][2])
-    {
-        float *lh = reinterpret_cast<float *>(smem + L::lhalf);
-#pragma unroll
-        for (int jj = 0; jj < kNt; jj++) {
-            if (jj >= nt)
-                break; // uniform across the warp
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float l = ls[jj][h];
-                l += __shfl_xor_sync(0xffffffffu, l, 4);
-                l += __shfl_xor_sync(0xffffffffu, l, 8);
-                l += __shfl_xor_sync(0xffffffffu, l, 16);
-                if (g == 0)
-                    lh[kh() * kRows + 8 * (j_lo + jj) + 2 * t + h] = l;
-            }
-        }
-        named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
-        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
-        if (kh() == 0 && g == 0) {
-#pragma unroll
-            for (int jj = 0; jj < kNt; jj++) {
-                if (jj >= nt)
-                    break;
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int row = 8 * (j_lo + jj) + 2 * t + h;
-                    rsum[row] = lh[row] + lh[kRows + row];
-                }
-            }
-        }
-    }
-
     // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
     // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
     __device__ void accumulate_piece(const SchedWorkspace &w)
@@ -988,24 +810,20 @@ struct Onepass {
     __device__ void score_piece(const uint4 *qfrag)
     {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
-        float ls[kNt][2];
-#pragma unroll
-        for (int jj = 0; jj < kNt; jj++)
-            ls[jj][0] = ls[jj][1] = 0.f;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
             if (tile >= lo + 2)
                 bar_wait(L::freed + 8 * par, kFreedBit + par);
             wait_full(st);
             if constexpr (kN8 % kGroups == 0)
-                key_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
+                score_tile<kNt>(tile, st, par, qfrag); // every group holds kNt
             else if (nt == kNt)
-                key_score_tile<kNt>(tile, st, par, qfrag, ls);
+                score_tile<kNt>(tile, st, par, qfrag);
             else
-                key_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
+                score_tile<kN8 / kGroups>(tile, st, par, qfrag);
             mbar_arrive(bar_at(L::ready + 8 * par));
         }
-        key_finish_sums(ls);
+        finish_sums();
         mbar_arrive(bar_at(L::sums));
     }
 
