@@ -95,6 +95,7 @@ template <int kN8> struct Smem {
     // → 166.8, 36-row units 0.865-0.923; but eagle64 (8 tiles, 3/3/2) 205.2 → 215.3 and bs 1 ×
     // 512 (the 3-tile quads) 14.2 → 14.7, so only 4k + 1 tiles take three.
     static constexpr int kGroups = kN8 % 4 == 1 && kN8 >= 5 ? 3 : 4;
+    static constexpr int kWarpsPerGroup = 2;
     static constexpr int kSW = 2 * kGroups;           // Sᵀ warps
     static constexpr int kNt = (kN8 + kGroups - 1) / kGroups; // most n8 row tiles of one group
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
@@ -118,23 +119,26 @@ template <int kN8> struct Smem {
 };
 
 // Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
-// and kSWarps Sᵀ warps after them (a pair per row group), so that the scores of tile t + 1 are
-// computed while tile t's Pᵀ is accumulated. Pᵀ, the rescale factors and the moved flags are
-// kept per stage parity; the tree mask is read from global memory at the tiles that need it
-// (no staging); an mbarrier per KV stage completes when the stage's copies have landed. Four
-// Sᵀ warps (two row groups): two could not score a tile as fast as eight take its Oᵀ (1.27-1.35
-// against the 8-warp walk), four can (results/h200/NOTES.md, forty-ninth). Runs only in
-// onepass_rr_kernel, whose registers go to the Oᵀ warps.
+// and kSWarps Sᵀ warps after them, so that the scores of tile t + 1 are computed while tile t's
+// Pᵀ is accumulated. Pᵀ, the rescale factors and the moved flags are kept per stage parity; the
+// tree mask is read from global memory at the tiles that need it (no staging); an mbarrier per
+// KV stage completes when the stage's copies have landed. Four Sᵀ warps: two could not score a
+// tile as fast as eight take its Oᵀ (1.27-1.35 against the 8-warp walk), four can
+// (results/h200/NOTES.md, forty-ninth). Each Sᵀ warp is a row group of its own (2, 2, 2 and 3 of
+// 9 n8 tiles) over all 32 keys and all 576 dims, so its softmax is warp-local and no partial
+// score crosses warps: against pairs that split the dims and swap partial scores, 0.96-0.997 at
+// the long and mid shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel,
+// whose registers go to the Oᵀ warps.
 template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     static constexpr int kRows = 8 * kN8;
-    static constexpr int kGroups = kSWarps / 2, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
+    // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
+    static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
+    static constexpr int kWarpsPerGroup = 1;
     static constexpr int kPStride = 16 * (kN8 | 1);
     static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
     static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
-    static constexpr int xch = pt + 2 * kKeys * kPStride;         // [kSW][4·kNt][kWarp]
-    static constexpr int lpart = xch + kSW * 4 * kNt * kWarp * 4; // [kSW][kNt][kWarp]
-    static constexpr int corr = lpart + kSW * kNt * kWarp * 4;    // [2][kRows]
+    static constexpr int corr = pt + 2 * kKeys * kPStride;        // [2][kRows]
     static constexpr int moved = corr + 2 * kRows * 4;            // [2][kSW] int: this warp's rows moved, by parity
     static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
     static constexpr int rm = rsum + kRows * 4;                   // [kRows]
@@ -151,7 +155,7 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8, kPairBar0 = 1;
     static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
-    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (after the Sᵀ pairs' 1 and 2)
+    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (the 8-warp walk's pairs have 1 and 2)
     static_assert(kPairBar0 + kSW / 2 <= kOBar, "named barrier ids stay apart");
     __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
     __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
@@ -244,7 +248,7 @@ struct Onepass {
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
           g(lane / 4), t(lane % 4)
     {
-        const int grp = sw() / 2;
+        const int grp = sw() / L::kWarpsPerGroup;
         j_lo = grp * kN8 / kGroups;
         nt = (grp + 1) * kN8 / kGroups - j_lo;
     }
@@ -361,10 +365,12 @@ struct Onepass {
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
+        if constexpr (!L::kOverlap) {
 #pragma unroll
-        for (int jj = 0; jj < kNt; jj++)
-            if (is_sw())
-                reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
+            for (int jj = 0; jj < kNt; jj++)
+                if (is_sw())
+                    reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
+        }
         if constexpr (L::kOverlap) {
             if (tid < 2 * kSW)
                 reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
@@ -774,6 +780,156 @@ struct Onepass {
         cp_async_mbar_arrive(bar_at(L::full + 8 * st));
     }
 
+    // The overlapped walk's Sᵀ, split by rows: warp sw() scores its own n8 row tiles [j_lo,
+    // j_lo + nt) against all 32 keys over all 576 dims, so its softmax is warp-local and nothing
+    // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
+    template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
+    {
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
+        const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
+        int x;
+        const unsigned krow = k_lane_row(st, x);
+        unsigned kb[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            kb[i] = krow + 16 * ((2 * i) ^ x);
+#pragma unroll
+        for (int ds = 0; ds < kChunks / 4; ds++) {
+            unsigned a[2][2][4];
+#pragma unroll
+            for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int c = 4 * ds + 2 * e;
+                    ldsm_x4(a[mh][e], kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
+                }
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++) {
+                const uint4 qv = q_b(qf, q_own[0], jj, ds);
+#pragma unroll
+                for (int mh = 0; mh < 2; mh++) {
+                    mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
+                    mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
+                }
+            }
+        }
+    }
+    template <int NT> __device__ void row_mask(int tile, float (&s)[2][NT][4])
+    {
+        const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
+        if (!tile_needs_mask(tile) && k0 + kKeys <= keys)
+            return;
+        const uint8_t *tok = smem + L::tok;
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = 16 * mh + 8 * (e / 2) + g, row = 8 * (j_lo + jj) + 2 * t + e % 2;
+                    const bool vis = k0 + key < keys && (!tile_needs_mask(tile) || mask_byte(0, tok[row], k0, key) != 0);
+                    s[mh][jj][e] = vis ? s[mh][jj][e] : -CUDART_INF_F;
+                }
+    }
+    template <int NT> __device__ void row_softmax(float (&s)[2][NT][4], float (&ls)[kNt][2], int par)
+    {
+        float *rm = reinterpret_cast<float *>(smem + L::rm);
+        float m[NT][2];
+        bool up = false;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                m[jj][h] = rm[8 * (j_lo + jj) + 2 * t + h];
+                const float mx = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
+                up |= mx > m[jj][h] + kLazy;
+            }
+        __syncwarp(); // every lane has read rm before lane g = 0 of a row may write it below
+        const bool rescale = __any_sync(0xffffffffu, up);
+        float c[NT][2];
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+            c[jj][0] = c[jj][1] = 1.f;
+        if (rescale) { // uniform across the warp
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float v = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
+                    const float mnew = fmaxf(m[jj][h], v);
+                    if (mnew != m[jj][h]) {
+                        c[jj][h] = exp2_ftz(m[jj][h] - mnew);
+                        if (g == 0)
+                            rm[8 * (j_lo + jj) + 2 * t + h] = mnew;
+                        m[jj][h] = mnew;
+                    }
+                }
+        }
+        float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
+        unsigned char *pt = smem + L::pt_at(par);
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++) {
+            const int row = 8 * (j_lo + jj) + 2 * t;
+            const float mu0 = m[jj][0] == -CUDART_INF_F ? 0.f : m[jj][0];
+            const float mu1 = m[jj][1] == -CUDART_INF_F ? 0.f : m[jj][1];
+            float l0 = 0.f, l1 = 0.f;
+#pragma unroll
+            for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+                for (int hk = 0; hk < 2; hk++) {
+                    const float p0 = exp2_ftz(s[mh][jj][2 * hk] - mu0), p1 = exp2_ftz(s[mh][jj][2 * hk + 1] - mu1);
+                    l0 += p0, l1 += p1;
+                    *reinterpret_cast<unsigned *>(pt + (16 * mh + 8 * hk + g) * L::kPStride + 2 * row) = pack_bf16(p0, p1);
+                }
+            ls[jj][0] = ls[jj][0] * c[jj][0] + l0;
+            ls[jj][1] = ls[jj][1] * c[jj][1] + l1;
+            if (g == 0)
+                *reinterpret_cast<float2 *>(corr + row) = make_float2(c[jj][0], c[jj][1]);
+        }
+        if (lane == 0)
+            reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
+    }
+    template <int NT> __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
+    {
+        float s[2][NT][4];
+        row_scores<NT>(st, qfrag, s);
+        const float scale = p.sm_scale * kLog2e;
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[mh][jj][e] *= scale;
+        row_mask<NT>(tile, s);
+        row_softmax<NT>(s, ls, par);
+    }
+    __device__ void row_finish_sums(const float (&ls)[kNt][2])
+    {
+        float *rsum = reinterpret_cast<float *>(smem + L::rsum);
+#pragma unroll
+        for (int jj = 0; jj < kNt; jj++) {
+            if (jj >= nt)
+                break; // uniform across the warp
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float l = ls[jj][h];
+                l += __shfl_xor_sync(0xffffffffu, l, 4);
+                l += __shfl_xor_sync(0xffffffffu, l, 8);
+                l += __shfl_xor_sync(0xffffffffu, l, 16);
+                if (g == 0)
+                    rsum[8 * (j_lo + jj) + 2 * t + h] = l;
+            }
+        }
+    }
+
     // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
     // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
     __device__ void accumulate_piece(const SchedWorkspace &w)
@@ -810,20 +966,24 @@ struct Onepass {
     __device__ void score_piece(const uint4 *qfrag)
     {
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
+        float ls[kNt][2];
+#pragma unroll
+        for (int jj = 0; jj < kNt; jj++)
+            ls[jj][0] = ls[jj][1] = 0.f;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
             if (tile >= lo + 2)
                 bar_wait(L::freed + 8 * par, kFreedBit + par);
             wait_full(st);
             if constexpr (kN8 % kGroups == 0)
-                score_tile<kNt>(tile, st, par, qfrag); // every group holds kNt
+                row_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
             else if (nt == kNt)
-                score_tile<kNt>(tile, st, par, qfrag);
+                row_score_tile<kNt>(tile, st, par, qfrag, ls);
             else
-                score_tile<kN8 / kGroups>(tile, st, par, qfrag);
+                row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
             mbar_arrive(bar_at(L::ready + 8 * par));
         }
-        finish_sums();
+        row_finish_sums(ls);
         mbar_arrive(bar_at(L::sums));
     }
 
