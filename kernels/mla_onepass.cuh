@@ -153,10 +153,9 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
-    static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8, kPairBar0 = 1;
+    static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
     static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
-    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (the 8-warp walk's pairs have 1 and 2)
-    static_assert(kPairBar0 + kSW / 2 <= kOBar, "named barrier ids stay apart");
+    static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (the Sᵀ warps take none)
     __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
     __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
 };
@@ -427,16 +426,12 @@ struct Onepass {
         return smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
     }
 
-    // Sᵀ for the tile's 32 keys × this warp's NT row tiles, reduced over dims [288·KS, 288·KS +
-    // 288) (KS = warp % 2); the half of it that belongs to the pair's other warp goes to
-    // shared memory (xch). After the pair's barrier, full_scores adds the other warp's half, so
-    // that each warp ends with the full scores of its rows of parity KS. Two key halves per
-    // warp give 2·NT independent accumulator chains of 18 MMAs and reuse each q load twice; the
-    // row split makes each row's softmax warp-local. NT and KS are template arguments so that
-    // no MMA is predicated and every shared-memory offset is an immediate.
-    template <int NT, int KS> __device__ void partial_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
+    // Sᵀ for the tile's 32 keys × this warp's NT row tiles (from n8 tile j_lo), reduced over the
+    // DN double k-steps (32 dims each) from D0. Two key halves per warp give 2·NT independent
+    // accumulator chains and reuse each q load twice. NT, D0 and DN are template arguments so
+    // that no MMA is predicated and every shared-memory offset is an immediate.
+    template <int NT, int D0, int DN> __device__ void score_dims(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        constexpr int kSteps = kChunks / 4 / 2; // double k-steps (32 dims) of one half: 9
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
 #pragma unroll
@@ -451,8 +446,7 @@ struct Onepass {
         for (int i = 0; i < 4; i++)
             kb[i] = krow + 16 * ((2 * i) ^ x);
 #pragma unroll
-        for (int d = 0; d < kSteps; d++) {
-            const int ds = KS * kSteps + d;
+        for (int ds = D0; ds < D0 + DN; ds++) {
             unsigned a[2][2][4];
 #pragma unroll
             for (int mh = 0; mh < 2; mh++)
@@ -471,8 +465,17 @@ struct Onepass {
                 }
             }
         }
-        if constexpr (!L::kOverlap) // the overlapped walk sends after a barrier of its own (score_tile)
-            send_partial<NT, KS>(acc);
+    }
+
+    // The 8-warp walk's Sᵀ, reduced over dims [288·KS, 288·KS + 288) (KS = warp % 2); the half
+    // of it that belongs to the pair's other warp goes to shared memory (xch). After the pair's
+    // barrier, full_scores adds the other warp's half, so that each warp ends with the full
+    // scores of its rows of parity KS: the row split makes each row's softmax warp-local.
+    template <int NT, int KS> __device__ void partial_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
+    {
+        constexpr int kSteps = kChunks / 4 / 2; // double k-steps (32 dims) of one half: 9
+        score_dims<NT, KS * kSteps, kSteps>(st, qfrag, acc);
+        send_partial<NT, KS>(acc);
     }
 
     // Keep the rows of parity KS (accumulator elements KS and 2 + KS), send the others.
@@ -558,8 +561,7 @@ struct Onepass {
                     c = exp2_ftz(m[jj] - mnew); // 0 when m was -inf (nothing visible before)
                     if (g == 0) {
                         rm[row] = mnew;
-                        if constexpr (!L::kOverlap)
-                            atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
+                        atomicOr(reinterpret_cast<int *>(smem + L::moved) + par, 1);
                     }
                     m[jj] = mnew;
                 }
@@ -577,10 +579,6 @@ struct Onepass {
             if (g == 0)
                 corr[row] = c;
         }
-        // Overlapped: a word per warp and parity, written every tile (no reset to race with).
-        if constexpr (L::kOverlap)
-            if (lane == 0)
-                reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
 
     // The row sums of the piece from every lane's share (lpart) into rsum.
@@ -664,9 +662,11 @@ struct Onepass {
         }
     }
 
-    // A warp's part in scoring a tile: NT of its row group's n8 tiles.
+    // A warp's part in scoring a tile of the 8-warp walk: NT of its row group's n8 tiles (the
+    // overlapped walk's Sᵀ warps take row_score_tile).
     template <int NT> __device__ void score_tile(int tile, int st, int par, const uint4 *qfrag)
     {
+        static_assert(!L::kOverlap, "the overlapped walk scores by rows (row_score_tile)");
         if constexpr (NT > 0) {
             // The barrier sits outside the KS-templated halves so that both warps of the pair
             // meet at one instruction (compute-sanitizer's synccheck requires it).
@@ -675,15 +675,6 @@ struct Onepass {
                 partial_scores<NT, 1>(st, qfrag, acc);
             else
                 partial_scores<NT, 0>(st, qfrag, acc);
-            if constexpr (L::kOverlap) {
-                // No block barrier between tiles here: the pair meets before overwriting what
-                // the other may still be reading of the last tile's exchange.
-                named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
-                if (warp % 2)
-                    send_partial<NT, 1>(acc);
-                else
-                    send_partial<NT, 0>(acc);
-            }
             named_barrier(L::kPairBar0 + sw() / 2, 2 * kWarp);
             if (warp % 2)
                 full_scores<NT, 1>(acc, s);
@@ -750,8 +741,8 @@ struct Onepass {
     // `ready` (parity of the tile) when the 128 Sᵀ threads have written Pᵀ, corr and the moved
     // flags; `freed` when the 256 Oᵀ threads have read them; `sums` when the row sums are out;
     // `blk` is the walk's block barrier, every thread arriving and waiting. Each is arrived at and
-    // waited on the same number of times a piece. Within a role, aligned named barriers: the Sᵀ
-    // pairs from kPairBar0, the Oᵀ warps kOBar.
+    // waited on the same number of times a piece. Within a role, one aligned named barrier: the
+    // Oᵀ warps' kOBar (each Sᵀ warp scores its own rows and meets no other).
     // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
     enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
     __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
@@ -785,38 +776,7 @@ struct Onepass {
     // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
     template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
-        const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
-        int x;
-        const unsigned krow = k_lane_row(st, x);
-        unsigned kb[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            kb[i] = krow + 16 * ((2 * i) ^ x);
-#pragma unroll
-        for (int ds = 0; ds < kChunks / 4; ds++) {
-            unsigned a[2][2][4];
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int c = 4 * ds + 2 * e;
-                    ldsm_x4(a[mh][e], kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
-                }
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++) {
-                const uint4 qv = q_b(qf, q_own[0], jj, ds);
-#pragma unroll
-                for (int mh = 0; mh < 2; mh++) {
-                    mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
-                    mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
-                }
-            }
-        }
+        score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
     }
     template <int NT> __device__ void row_mask(int tile, float (&s)[2][NT][4])
     {
