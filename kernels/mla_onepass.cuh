@@ -82,17 +82,6 @@ constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives 
 constexpr int kC0 = 6, kMinSpan = 1;
 constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in B-fragment order
 
-// Experiment switches (results/h200/NOTES.md, fifty-fifth; built and compiled, not run):
-// - kExpCopiesEarly: the overlapped walk's Oᵀ warps issue tile t + 2's copies 0: after their
-//   MMAs of tile t (as landed), 1: once they have read the second key half's V, 2: after
-//   reading all of the tile's V up front, before any MMA.
-// - kExpPrefetchL2: the rows of tile t + 3 into L2 when tile t + 2's copies are issued.
-// - kExpQInSmem: three KV stages and the piece's q fragments in shared memory (about 199 KB:
-//   Hopper only, not sm_86/89/120).
-constexpr int kExpCopiesEarly = 2;
-constexpr bool kExpPrefetchL2 = false;
-constexpr bool kExpQInSmem = false;
-
 // Shared memory of one configuration; every offset a multiple of 16 bytes.
 template <int kN8> struct Smem {
     static constexpr int kRows = 8 * kN8;
@@ -161,8 +150,7 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
-    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kExpQInSmem: the piece's q fragments
-    static constexpr int bytes = kExpQInSmem ? qf + kN8 * 8 * kRowBytes : (blk + 8 + 15) / 16 * 16;
+    static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
@@ -190,9 +178,9 @@ static_assert(Smem<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89
 // The overlapped walk's layout: four Sᵀ warps, kOverlapStages KV stages (3 stages take 131 KB,
 // which sm_80 and sm_90 allow and sm_86/89/120 do not, and on the H200 they took L1 from q:
 // 1.04 against 2, NOTES.md, forty-ninth).
-constexpr int kOverlapStages = kExpQInSmem ? 3 : 2;
+constexpr int kOverlapStages = 2;
 template <int kN8> using OverlapLayout = SmemOverlap<kN8, 4, kOverlapStages>;
-static_assert(kExpQInSmem || OverlapLayout<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
+static_assert(OverlapLayout<kMaxN8>::bytes <= 99 * 1024, "the same code must fit sm_86/89/120: 99 KB per block");
 
 // ---- instructions (sm_80+; the rest in ptx_sm80.cuh) ---------------------------------------
 
@@ -361,8 +349,6 @@ struct Onepass {
             const unsigned *q = q_row + 16 * ds;
             return make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
         }
-        if constexpr (L::kOverlap && kExpQInSmem)
-            return qf[((size_t)j * (kChunks / 4) + ds) * kWarp];
         return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
     }
 
@@ -616,12 +602,6 @@ struct Onepass {
     // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
     __device__ void accumulate(int st, int par, bool first)
     {
-        accumulate<0>(st, par, first, [] {});
-    }
-    // after_v() runs once this warp has read the V of stage st that it needs (kExpCopiesEarly =
-    // kWhen: 1, after the second key half's; 2, after all of it, read up front).
-    template <int kWhen, class AfterV> __device__ void accumulate(int st, int par, bool first, AfterV after_v)
-    {
         const float *corr = reinterpret_cast<const float *>(smem + L::corr_at(par));
         // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
         // piece's first tile, where Oᵀ is zero.
@@ -637,31 +617,14 @@ struct Onepass {
         const int mi = lane / 8, r8 = lane % 8, fl = swz(r8);
         const unsigned kv = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
         const unsigned pt = smem_u32(smem + L::pt_at(par));
-        const auto load_v = [&](unsigned (&a)[kDimTiles][4], int ks) {
+#pragma unroll
+        for (int ks = 0; ks < 2; ks++) {
+            unsigned a[kDimTiles][4];
             const int vkey = 16 * ks + 8 * (mi / 2) + r8;
 #pragma unroll
             for (int m = 0; m < kDimTiles; m++) {
                 const int chunk = (kDimsPerWarp * warp + 16 * m) / 8 + mi % 2;
                 ldsm_x4_t(a[m], kv + vkey * kRowBytes + 16 * ((chunk & ~7) | ((chunk & 7) ^ fl)));
-            }
-        };
-        unsigned av[kWhen == 2 ? 2 : 1][kDimTiles][4];
-        if constexpr (kWhen == 2) {
-            load_v(av[0], 0);
-            load_v(av[1], 1);
-            after_v();
-        }
-#pragma unroll
-        for (int ks = 0; ks < 2; ks++) {
-            unsigned a[kDimTiles][4];
-            if constexpr (kWhen == 2) {
-#pragma unroll
-                for (int m = 0; m < kDimTiles; m++)
-                    a[m][0] = av[ks][m][0], a[m][1] = av[ks][m][1], a[m][2] = av[ks][m][2], a[m][3] = av[ks][m][3];
-            } else {
-                load_v(a, ks);
-                if (kWhen == 1 && ks == 1)
-                    after_v();
             }
             const int pkey = 16 * ks + 8 * (mi % 2) + r8;
 #pragma unroll
@@ -801,16 +764,6 @@ struct Onepass {
         mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
     }
-    // kExpPrefetchL2: the KV rows of a tile into L2, a tile before they are copied.
-    __device__ void prefetch_kv(int tile, int64_t slot)
-    {
-        const int key = tid / kLoaders, sub = tid % kLoaders;
-        if ((int64_t)tile * kKeys + key >= ps.keys)
-            return;
-        const char *row = reinterpret_cast<const char *>(p.kv_buffer + slot * p.stride_kv_slot);
-        for (int i = sub; i < kRowBytes / 128; i += kLoaders)
-            prefetch_l2(row + 128 * i);
-    }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
     __device__ void copy_tile(int tile, int st, int64_t slot)
     {
@@ -949,30 +902,18 @@ struct Onepass {
             if (lo + i < hi)
                 copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
         slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
-        int64_t slot_pf = kExpPrefetchL2 && lo + S + 1 < hi ? ps.key_slot(p, (int64_t)(lo + S + 1) * kKeys + key) : 0;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
             wait_full(st);
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
-            const auto refill = [&] {
-                if (tile + S < hi) {
-                    named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage (Sᵀ: before ready)
-                    copy_tile(tile + S, st, slot_next);
-                    if (kExpPrefetchL2 && tile + S + 1 < hi)
-                        prefetch_kv(tile + S + 1, slot_pf);
-                    slot_next = kExpPrefetchL2 ? slot_pf : tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
-                    if (kExpPrefetchL2)
-                        slot_pf = tile + S + 2 < hi ? ps.key_slot(p, (int64_t)(tile + S + 2) * kKeys + key) : 0;
-                }
-            };
-            if constexpr (kExpCopiesEarly == 0)
-                accumulate(st, par, tile == lo);
-            else
-                accumulate<kExpCopiesEarly>(st, par, tile == lo, refill);
+            accumulate(st, par, tile == lo);
             if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
                 mbar_arrive(bar_at(L::freed + 8 * par));
-            if constexpr (kExpCopiesEarly == 0)
-                refill();
+            if (tile + S < hi) {
+                named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage (Sᵀ: before ready)
+                copy_tile(tile + S, st, slot_next);
+                slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
+            }
         }
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
@@ -1142,8 +1083,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
     op.block_sync(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
-    uint4 *qfrag = kExpQInSmem ? reinterpret_cast<uint4 *>(smem + L::qf)
-                               : reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
+    uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
     for (;;) {
         if (threadIdx.x == 0) {
             if (going && (going = sched.next(p, c, ps.pc))) {
