@@ -778,6 +778,9 @@ struct Onepass {
     {
         score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
     }
+    // Hides keys past the request's end and, in tiles holding draft-token columns (or every
+    // tile when the prefix is not promised visible), the tree mask's zeros, read from global
+    // memory (the overlapped walk stages no mask).
     template <int NT> __device__ void row_mask(int tile, float (&s)[2][NT][4])
     {
         const int64_t k0 = (int64_t)tile * kKeys, keys = ps.keys;
@@ -795,6 +798,11 @@ struct Onepass {
                     s[mh][jj][e] = vis ? s[mh][jj][e] : -CUDART_INF_F;
                 }
     }
+    // softmax's lazy online softmax for rows this warp owns over all 32 keys: one vote a tile
+    // (a warp-wide any), maxima reduced only in tiles where some row's score passed its
+    // reference max by kLazy; corr (1 unless the row's max moved) is written every tile. The row
+    // sums stay in registers (ls, a share a lane) until row_finish_sums; the moved word of this
+    // warp and parity tells the Oᵀ warps whether to rescale.
     template <int NT> __device__ void row_softmax(float (&s)[2][NT][4], float (&ls)[kNt][2], int par)
     {
         float *rm = reinterpret_cast<float *>(smem + L::rm);
@@ -856,6 +864,7 @@ struct Onepass {
         if (lane == 0)
             reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
+    // One tile of the Sᵀ role: scores in the log2 domain, mask, softmax, Pᵀ out.
     template <int NT> __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
     {
         float s[2][NT][4];
@@ -871,6 +880,7 @@ struct Onepass {
         row_mask<NT>(tile, s);
         row_softmax<NT>(s, ls, par);
     }
+    // The piece's row sums: each row's lanes (one t, eight g) add their shares into rsum.
     __device__ void row_finish_sums(const float (&ls)[kNt][2])
     {
         float *rsum = reinterpret_cast<float *>(smem + L::rsum);
