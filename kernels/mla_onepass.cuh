@@ -143,15 +143,13 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int rsum = moved + 2 * kSW * 4;              // [kRows]
     static constexpr int rm = rsum + kRows * 4;                   // [kRows]
     static constexpr int tok = rm + kRows * 4;                    // [kRows]
-    static constexpr int xpart = tok + (kRows + 15) / 16 * 16;    // [2][8][kWarp] the shared tile's first dim half (kShareX)
     // mbarriers, one per hand-off between the roles (racecheck orders accesses by them; it did
     // not by barriers that each role reaches from its own code):
-    static constexpr int full = xpart + 2 * 8 * kWarp * 4;        // [kStages] stage s landed (the copies)
+    static constexpr int full = tok + (kRows + 15) / 16 * 16;     // [kStages] stage s landed (the copies)
     static constexpr int ready = full + 8 * kStages;              // [2] Pᵀ, corr, moved of a parity out (Sᵀ → Oᵀ)
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
-    static constexpr int xready = sums + 8;                       // [2] xpart of a parity written (Sᵀ warp → Sᵀ warp)
-    static constexpr int blk = xready + 16;                       // the walk's block barrier (every thread)
+    static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
     static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
@@ -213,10 +211,6 @@ struct Onepass {
     static constexpr int kShare = kUnitRows / kHalves;
     static_assert(kShare <= kRows, "a CTA computes at least its share of the unit's rows");
     static constexpr int kGroups = L::kGroups, kSW = L::kSW, kNt = L::kNt;
-    // The overlapped walk with one n8 tile more than its Sᵀ warps can split evenly (9 over 4):
-    // the last group owns it (its softmax), but the group before it computes its scores over the
-    // first half of the dims and hands them over (xpart, xready), so both take the same MMAs.
-    static constexpr bool kShareX = L::kOverlap && kN8 % kGroups == 1 && kN8 > kGroups;
     static constexpr int kMaskWords = kRows * kKeys / kThreads / 4 + 1; // staged mask bytes, 4 a word
 
     const vb_verify_params &p;
@@ -438,18 +432,6 @@ struct Onepass {
     // that no MMA is predicated and every shared-memory offset is an immediate.
     template <int NT, int D0, int DN> __device__ void score_dims(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        float unused[2][4];
-        score_dims<NT, D0, DN, 0, 0>(st, qfrag, acc, unused);
-    }
-    // The same, and over the XDN double k-steps from XD0 also the scores of n8 tile kN8 - 1
-    // (accx), which two warps share (kShareX).
-    template <int NT, int D0, int DN, int XD0, int XDN>
-    __device__ void score_dims(int st, const uint4 *qfrag, float (&acc)[2][NT][4], float (&accx)[2][4])
-    {
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-            accx[mh][0] = accx[mh][1] = accx[mh][2] = accx[mh][3] = 0.f;
-        const uint4 *qfx = qfrag + (size_t)(kN8 - 1) * (kChunks / 4) * kWarp + lane;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
 #pragma unroll
@@ -480,14 +462,6 @@ struct Onepass {
                 for (int mh = 0; mh < 2; mh++) {
                     mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
                     mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
-                }
-            }
-            if (ds >= XD0 && ds < XD0 + XDN) {
-                const uint4 qv = q_b(qfx, q_own[0], 0, ds);
-#pragma unroll
-                for (int mh = 0; mh < 2; mh++) {
-                    mma(accx[mh], a[mh][0], qv.x, qv.y);
-                    mma(accx[mh], a[mh][1], qv.z, qv.w);
                 }
             }
         }
@@ -770,7 +744,7 @@ struct Onepass {
     // waited on the same number of times a piece. Within a role, one aligned named barrier: the
     // Oᵀ warps' kOBar (each Sᵀ warp scores its own rows and meets no other).
     // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
-    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13, kXBit = 14 };
+    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
     __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
     __device__ void bar_wait(int off, int bit)
     {
@@ -788,9 +762,6 @@ struct Onepass {
             mbar_init(smem_u32(smem + L::freed + 8 * par), L::kCopiers);
         }
         mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
-        if constexpr (kShareX)
-            for (int par = 0; par < 2; par++)
-                mbar_init(smem_u32(smem + L::xready + 8 * par), kWarp);
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
     }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
@@ -898,10 +869,6 @@ struct Onepass {
     {
         float s[2][NT][4];
         row_scores<NT>(st, qfrag, s);
-        row_finish_tile<NT>(tile, par, s, ls);
-    }
-    template <int NT> __device__ void row_finish_tile(int tile, int par, float (&s)[2][NT][4], float (&ls)[kNt][2])
-    {
         const float scale = p.sm_scale * kLog2e;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
@@ -912,39 +879,6 @@ struct Onepass {
                     s[mh][jj][e] *= scale;
         row_mask<NT>(tile, s);
         row_softmax<NT>(s, ls, par);
-    }
-    // kShareX: the last two groups' tile. The producer (the group before the last) scores its own
-    // n8 tiles and the shared tile over the first half of the dims, hands that half over and runs
-    // its softmax; the consumer (the last group) scores its own tiles and the shared tile over
-    // the second half, adds the producer's half and runs the softmax of all three.
-    template <bool kConsumer> __device__ void row_score_tile_x(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
-    {
-        constexpr int NT = kN8 / kGroups, kHalf = kChunks / 8;
-        float acc[2][NT][4], accx[2][4];
-        score_dims<NT, 0, kChunks / 4, kConsumer ? kHalf : 0, kHalf>(st, qfrag, acc, accx);
-        float *xp = reinterpret_cast<float *>(smem + L::xpart) + par * 8 * kWarp + lane;
-        if constexpr (!kConsumer) {
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    xp[(4 * mh + e) * kWarp] = accx[mh][e];
-            mbar_arrive(bar_at(L::xready + 8 * par));
-            row_finish_tile<NT>(tile, par, acc, ls);
-        } else {
-            bar_wait(L::xready + 8 * par, kXBit + par);
-            float s[2][NT + 1][4];
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-#pragma unroll
-                    for (int jj = 0; jj < NT; jj++)
-                        s[mh][jj][e] = acc[mh][jj][e];
-                    s[mh][NT][e] = accx[mh][e] + xp[(4 * mh + e) * kWarp];
-                }
-            row_finish_tile<NT + 1>(tile, par, s, ls);
-        }
     }
     // The piece's row sums: each row's lanes (one t, eight g) add their shares into rsum.
     __device__ void row_finish_sums(const float (&ls)[kNt][2])
@@ -1011,14 +945,7 @@ struct Onepass {
             if (tile >= lo + 2)
                 bar_wait(L::freed + 8 * par, kFreedBit + par);
             wait_full(st);
-            if constexpr (kShareX) {
-                if (sw() == kGroups - 1)
-                    row_score_tile_x<true>(tile, st, par, qfrag, ls);
-                else if (sw() == kGroups - 2)
-                    row_score_tile_x<false>(tile, st, par, qfrag, ls);
-                else
-                    row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
-            } else if constexpr (kN8 % kGroups == 0)
+            if constexpr (kN8 % kGroups == 0)
                 row_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
             else if (nt == kNt)
                 row_score_tile<kNt>(tile, st, par, qfrag, ls);
