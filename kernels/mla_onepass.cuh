@@ -95,7 +95,6 @@ template <int kN8> struct Smem {
     // → 166.8, 36-row units 0.865-0.923; but eagle64 (8 tiles, 3/3/2) 205.2 → 215.3 and bs 1 ×
     // 512 (the 3-tile quads) 14.2 → 14.7, so only 4k + 1 tiles take three.
     static constexpr int kGroups = kN8 % 4 == 1 && kN8 >= 5 ? 3 : 4;
-    static constexpr int kWarpsPerGroup = 2;
     static constexpr int kSW = 2 * kGroups;           // Sᵀ warps
     static constexpr int kNt = (kN8 + kGroups - 1) / kGroups; // most n8 row tiles of one group
     static constexpr int kPStride = 16 * (kN8 | 1); // Pᵀ key row: an odd number of 16-byte units
@@ -134,7 +133,6 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
     static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
-    static constexpr int kWarpsPerGroup = 1;
     static constexpr int kPStride = 16 * (kN8 | 1);
     static constexpr int kv = 0;                                  // [kStages][kKeys][kRowBytes]
     static constexpr int pt = kv + kStages * kKeys * kRowBytes;   // [2][kKeys][kPStride]
@@ -247,7 +245,7 @@ struct Onepass {
         : p(p_), smem(smem_), ps(ps_), tid(threadIdx.x), warp(threadIdx.x / kWarp), lane(threadIdx.x % kWarp),
           g(lane / 4), t(lane % 4)
     {
-        const int grp = sw() / L::kWarpsPerGroup;
+        const int grp = sw() / (kSW / kGroups); // a pair a group in the 8-warp walk, one warp in the overlap
         j_lo = grp * kN8 / kGroups;
         nt = (grp + 1) * kN8 / kGroups - j_lo;
     }
@@ -364,17 +362,16 @@ struct Onepass {
             tok[r] = (uint8_t)(ps.heads.div(lr) - ps.tok_lo);
             rm[r] = -CUDART_INF_F;
         }
-        if constexpr (!L::kOverlap) {
+        if constexpr (L::kOverlap) { // its row sums live in the Sᵀ warps' registers
+            if (tid < 2 * kSW)
+                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
+        } else {
 #pragma unroll
             for (int jj = 0; jj < kNt; jj++)
                 if (is_sw())
                     reinterpret_cast<float *>(smem + L::lpart)[(sw() * kNt + jj) * kWarp + lane] = 0.f;
-        }
-        if constexpr (L::kOverlap) {
-            if (tid < 2 * kSW)
-                reinterpret_cast<int *>(smem + L::moved)[tid] = 0;
-        } else if (tid == 0) {
-            reinterpret_cast<int *>(smem + L::moved)[0] = 0;
+            if (tid == 0)
+                reinterpret_cast<int *>(smem + L::moved)[0] = 0;
         }
         // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
         // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
