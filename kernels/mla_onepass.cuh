@@ -599,6 +599,14 @@ struct Onepass {
     // Oᵀ = Oᵀ·corr + Vᵀ·Pᵀ over the tile's 32 keys, for this warp's 64 value dims.
     __device__ void accumulate(int st, int par, bool first)
     {
+        accumulate(st, par, first, [] {});
+    }
+    // after_v() runs once this warp has read the last of stage st's V that it needs (the second
+    // key half's), before that half's MMAs: the overlapped walk refills the stage from there, so
+    // the refill's copies are in flight during those MMAs (0.8-5.6% off each record that takes
+    // the overlapped walk on an H100, NOTES.md, fifty-sixth).
+    template <class AfterV> __device__ void accumulate(int st, int par, bool first, AfterV after_v)
+    {
         const float *corr = reinterpret_cast<const float *>(smem + L::corr_at(par));
         // Most tiles move no row's max (corr = 1 everywhere): skip the rescale then, and at a
         // piece's first tile, where Oᵀ is zero.
@@ -623,6 +631,8 @@ struct Onepass {
                 const int chunk = (kDimsPerWarp * warp + 16 * m) / 8 + mi % 2;
                 ldsm_x4_t(a[m], kv + vkey * kRowBytes + 16 * ((chunk & ~7) | ((chunk & 7) ^ fl)));
             }
+            if (ks == 1)
+                after_v();
             const int pkey = 16 * ks + 8 * (mi % 2) + r8;
 #pragma unroll
             for (int q = 0; q < kN8 / 2; q++) {
@@ -731,8 +741,9 @@ struct Onepass {
             finish_sums();
     }
 
-    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead and
-    // accumulate tile t while the Sᵀ warps after them score tile t + 1. The roles run their own
+    // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead (tile
+    // t + 2's copies once they have read tile t's V, before its last MMAs) and accumulate tile t
+    // while the Sᵀ warps after them score tile t + 1. The roles run their own
     // code (each at its own register count) and meet only at mbarriers: a stage's `full`
     // completes when the 256 copying threads' copies have landed (cp.async.mbarrier.arrive.noinc);
     // `ready` (parity of the tile) when the 128 Sᵀ threads have written Pᵀ, corr and the moved
@@ -913,14 +924,15 @@ struct Onepass {
             const int par = (tile - lo) & 1;
             wait_full(st);
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
-            accumulate(st, par, tile == lo);
+            accumulate(st, par, tile == lo, [&] {
+                if (tile + S < hi) {
+                    named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp has read the stage (Sᵀ: before ready)
+                    copy_tile(tile + S, st, slot_next);
+                    slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
+                }
+            });
             if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
                 mbar_arrive(bar_at(L::freed + 8 * par));
-            if (tile + S < hi) {
-                named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp is done with the stage (Sᵀ: before ready)
-                copy_tile(tile + S, st, slot_next);
-                slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
-            }
         }
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)

@@ -15,7 +15,7 @@ namespace {
 
 // mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
 // by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
-// registers (144 accumulators; 7 local-memory accesses left in their tile loop, none in the Sᵀ
+// registers (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ
 // warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps
 // at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get 168 each and
 // ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
