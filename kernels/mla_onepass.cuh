@@ -773,27 +773,9 @@ struct Onepass {
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
     }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
-    // The overlapped walk's copies of one tile into stage st, by Oᵀ warp: warp w copies dims
-    // [64w, 64w + 64) of the 32 key rows, the slice of V that only it reads (accumulate), and the
-    // rope dims (512-575, read only by the Sᵀ warps) of keys 4w to 4w + 3. So each Oᵀ warp may
-    // refill a stage once it has read its own V, with no barrier among the Oᵀ warps. Eight lanes
-    // copy 128 contiguous bytes of a row, as issue_kv's do. slot: that of key `lane` of the tile.
-    __device__ void copy_slice(int tile, int st, int64_t slot)
+    __device__ void copy_tile(int tile, int st, int64_t slot)
     {
-        const int sub = lane % 8, kq = lane / 8;
-        const uint64_t evict_first = l2_evict_first_policy();
-        const unsigned stage = smem_u32(smem + L::kv + st * kKeys * kRowBytes);
-        const auto copy = [&](int key, int chunk) {
-            const int64_t row_slot = __shfl_sync(0xffffffffu, slot, key);
-            const bool valid = (int64_t)tile * kKeys + key < ps.keys;
-            const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? row_slot : 0) * p.stride_kv_slot);
-            cp_async16(stage + key * kRowBytes + 16 * ((chunk & ~7) | ((chunk & 7) ^ swz(key))), src + 16 * chunk, valid,
-                       evict_first);
-        };
-#pragma unroll
-        for (int i = 0; i < kKeys / 4; i++)
-            copy(4 * i + kq, kDimsPerWarp / 8 * warp + sub);
-        copy(4 * warp + kq, 512 / 8 + sub);
+        issue_kv(tile, st, slot);
         cp_async_mbar_arrive(bar_at(L::full + 8 * st));
     }
 
@@ -931,13 +913,12 @@ struct Onepass {
     __device__ void accumulate_piece(const SchedWorkspace &w)
     {
         constexpr int S = L::kStages;
-        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = lane; // copy_slice's slots
-        static_assert(kKeys == kWarp && 8 * kDimsPerWarp == 512 && kChunks == 512 / 8 + 8, "copy_slice's split");
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
         zero_o();
 #pragma unroll
         for (int i = 0; i < S; i++)
             if (lo + i < hi)
-                copy_slice(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
+                copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
         slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
@@ -945,8 +926,8 @@ struct Onepass {
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
             accumulate(st, par, tile == lo, [&] {
                 if (tile + S < hi) {
-                    __syncwarp(); // this warp's V reads are done before its copies overwrite them (Sᵀ: before ready)
-                    copy_slice(tile + S, st, slot_next);
+                    named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp has read the stage (Sᵀ: before ready)
+                    copy_tile(tile + S, st, slot_next);
                     slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
                 }
             });
