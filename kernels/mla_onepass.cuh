@@ -742,8 +742,8 @@ struct Onepass {
     }
 
     // ---- the overlapped walk (SmemOverlap): Oᵀ warps 0-7 copy the KV two tiles ahead (tile
-    // t + 2's copies once they have read tile t's V, before its last MMAs) and accumulate tile t
-    // while the Sᵀ warps after them score tile t + 1. The roles run their own
+    // t + 2's copies once they have read tile t's V, before its second key half's MMAs) and
+    // accumulate tile t while the Sᵀ warps after them score tile t + 1. The roles run their own
     // code (each at its own register count) and meet only at mbarriers: a stage's `full`
     // completes when the 256 copying threads' copies have landed (cp.async.mbarrier.arrive.noinc);
     // `ready` (parity of the tile) when the 128 Sᵀ threads have written Pᵀ, corr and the moved
