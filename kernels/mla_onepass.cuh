@@ -221,11 +221,14 @@ struct Onepass {
     int64_t slot_next; // slot of this thread's key in the tile after the one being issued
     unsigned mask_reg[kMaskWords];
 
-    // Sᵀ role (warp < kSW): key half warp % 2, n8 row tiles [j_lo, j_lo + nt). The running
-    // max and sums of the rows live in shared memory (rm, rsum), not in registers.
+    // Sᵀ role (is_sw()): n8 row tiles [j_lo, j_lo + nt) of its row group. In the 8-warp walk a
+    // pair's warps split the dims (KS = warp % 2) and keep the rows' running max and sums in
+    // shared memory (rm, lpart); in the overlapped walk each Sᵀ warp scores all 576 dims and
+    // keeps its row sums in registers (score_piece's ls).
     int j_lo, nt;
 
-    // Oᵀ role (every warp): value dims [64·warp, 64·warp + 64) of every row.
+    // Oᵀ role (every warp of the 8-warp walk, warps 0-7 of the overlapped one): value dims
+    // [64·warp, 64·warp + 64) of every row.
     float o[kDimTiles][kN8][4];
 
     // kQDirect: q straight from global memory, for quads whose pieces are mostly one tile and
