@@ -112,9 +112,18 @@ template <int kN8> struct Smem {
 
     // Every warp scores (warps [0, kSW)) and accumulates; one Pᵀ and one set of rescale factors.
     static constexpr bool kOverlap = false;
+    static constexpr bool kQSmem = false; // q's fragments in the workspace, read through L1
     static constexpr int kThreads = vb::kWarp * 8, kSW0 = 0, kPairBar0 = 1;
     __host__ __device__ static constexpr int pt_at(int) { return pt; }
     __host__ __device__ static constexpr int corr_at(int) { return corr; }
+};
+
+// Smem with the piece's q fragments (begin_piece's qfrag) in shared memory after it, for
+// onepass_rr_kernel's Hopper-sized build, whose shared memory leaves L1 too small to hold them.
+template <int kN8> struct SmemQ : Smem<kN8> {
+    static constexpr bool kQSmem = true;
+    static constexpr int qf = (Smem<kN8>::bytes + 127) / 128 * 128; // [kN8 · 18][kWarp] uint4
+    static constexpr int bytes = qf + kN8 * 8 * kRowBytes;
 };
 
 // Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
@@ -128,8 +137,9 @@ template <int kN8> struct Smem {
 // score crosses warps: against pairs that split the dims and swap partial scores, 0.96-0.997 at
 // the long and mid shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel,
 // whose registers go to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
+template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
+    static constexpr bool kQSmem = kQSmem_; // q's fragments at qf, not in the workspace
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
     static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
@@ -148,7 +158,8 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2> struct SmemOverlap {
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
-    static constexpr int bytes = (blk + 8 + 15) / 16 * 16;
+    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kQSmem: [kN8 · 18][kWarp] uint4
+    static constexpr int bytes = kQSmem ? qf + kN8 * 8 * kRowBytes : (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
@@ -350,6 +361,8 @@ struct Onepass {
             const unsigned *q = q_row + 16 * ds;
             return make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
         }
+        if constexpr (L::kQSmem)
+            return qf[((size_t)j * (kChunks / 4) + ds) * kWarp];
         return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
     }
 
@@ -1033,12 +1046,22 @@ struct Onepass {
 // One CTA's 8-warp walk over its span of the cut (kHalves > 1: the span its group of kHalves
 // CTAs shares, each taking kShare of every unit's rows), once the prefix of unit costs is in
 // shared memory. kPart: the block's other warps have left (onepass_rr_kernel).
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, bool kPart = false>
+// Where a piece's q fragments go (begin_piece): the layout's shared memory, or this CTA's slice
+// of the workspace, read back through L1.
+template <class L> __device__ __forceinline__ uint4 *q_fragments(const SchedWorkspace &w, unsigned char *smem)
+{
+    if constexpr (L::kQSmem)
+        return reinterpret_cast<uint4 *>(smem + L::qf);
+    return reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
+}
+
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, bool kPart = false, bool kQSmem = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, Smem<kN8>, kPart>;
+    using L = std::conditional_t<kQSmem, SmemQ<kN8>, Smem<kN8>>;
+    using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, L, kPart>;
     __shared__ Sched sched;
     __shared__ PieceState ps;
     __shared__ bool more; // written by thread 0 before a barrier, read by all after it
@@ -1047,7 +1070,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
     Op::sync8(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
-    uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
+    uint4 *qfrag = q_fragments<L>(w, smem);
     Op op(p, smem, ps);
     for (;;) {
         if (threadIdx.x == 0) {
@@ -1089,11 +1112,10 @@ template <class Sched> __device__ __forceinline__ WalkShared<Sched> &walk_shared
     __shared__ WalkShared<Sched> sh;
     return sh;
 }
-template <int kN8, int kRole>
+template <int kN8, int kRole, class L = OverlapLayout<kN8>>
 __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws, const SchedConfig &c,
                                              unsigned char *smem, int total)
 {
-    using L = OverlapLayout<kN8>;
     using Sched = Schedule<kKeys, L::kThreads>;
     using Op = Onepass<kN8, kN8, 1, false, L>;
     WalkShared<Sched> &sh = walk_shared<Sched>();
@@ -1105,7 +1127,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         going = sched.start(p, c, reinterpret_cast<const int *>(smem), total);
     op.block_sync(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
-    uint4 *qfrag = reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
+    uint4 *qfrag = q_fragments<L>(w, smem);
     for (;;) {
         if (threadIdx.x == 0) {
             if (going && (going = sched.next(p, c, ps.pc))) {
@@ -1172,7 +1194,7 @@ __host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 
 
 // The 8-warp walks of a launch, once the prefix of unit costs is in shared memory. kPart: the
 // block has other warps, which have left (onepass_rr_kernel).
-template <int kN8, bool kPart = false>
+template <int kN8, bool kPart = false, bool kQSmem = false>
 __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                       int total)
 {
@@ -1182,11 +1204,11 @@ __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const
             if (2 * total <= c.grid)
                 walk<quad_n8(kN8), kN8, 4, true, kPart>(p, ws, c, smem, total);
             else
-                walk<quad_n8(kN8), kN8, 4, false, kPart>(p, ws, c, smem, total);
+                walk<quad_n8(kN8), kN8, 4, false, kPart, kQSmem>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
-            walk<pair_n8(kN8), kN8, 2, false, kPart>(p, ws, c, smem, total);
+            walk<pair_n8(kN8), kN8, 2, false, kPart, kQSmem>(p, ws, c, smem, total);
             return;
         }
     } else if constexpr (kN8 >= kMinGroupN8) {
@@ -1195,7 +1217,7 @@ __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const
             return;
         }
     }
-    walk<kN8, kN8, 1, false, kPart>(p, ws, c, smem, total);
+    walk<kN8, kN8, 1, false, kPart, kQSmem>(p, ws, c, smem, total);
 }
 
 template <int kN8>

@@ -30,6 +30,21 @@ constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the C
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, 4 Sᵀ warps
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
 static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
+
+// The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
+// enough shared memory: sm_90 and sm_100, not sm_120): three KV stages and the piece's q
+// fragments in shared memory, for both walks. With two stages and q in the workspace, the
+// overlapped walk's loop of hand-offs spans two tiles and its q reads need L1; three stages alone
+// took L1 from q (1.30-1.40 on an H100, NOTES.md, fifty-second), and both together, in the
+// overlapped walk only, 0.96-0.976 of the two-stage walk's time at the overlapped records but
+// 1.12 at bs 8 × 4096, whose 8-warp walk reads q through L1 (fifty-sixth). Here the 8-warp walks
+// take q from shared memory too: on an H100 0.95-0.99 of the 99 KB build's time hot at the
+// target shapes, and 0.975-1.03 cold; this build with the 8-warp walks' q left in the workspace
+// took 1.12-1.14 at bs 8 × 4096, so L1 was the cost (NOTES.md, fifty-seventh).
+template <bool kLarge> using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, 4, 3, true>, OverlapLayout<kMaxN8>>;
+template <bool kLarge> using RrWalk = std::conditional_t<kLarge, SmemQ<kMaxN8>, Smem<kMaxN8>>;
+template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
+                                                                                                       : RrWalk<kLarge>::bytes;
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
@@ -46,7 +61,7 @@ template <int kRegs> __device__ __forceinline__ void regs_dec()
 #endif
 }
 
-template <int kN8>
+template <int kN8, bool kLarge>
 __global__ void __maxnreg__(kRrLaunchRegs)
     onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
@@ -57,16 +72,16 @@ __global__ void __maxnreg__(kRrLaunchRegs)
     const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
     if constexpr (kN8 == kMaxN8) {
         if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
-            using L = OverlapLayout<kN8>;
+            using L = RrOverlap<kLarge>;
             if (threadIdx.x == 0)
                 Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
             __syncthreads(); // the one block barrier both roles reach from one instruction
             if (wg < 2) {
                 regs_inc<kOverlapORegs>();
-                walk_overlap<kN8, 1>(p, ws, c, smem, total);
+                walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
             } else {
                 regs_dec<kOverlapSRegs>();
-                walk_overlap<kN8, 2>(p, ws, c, smem, total);
+                walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
             }
             return;
         }
@@ -76,7 +91,7 @@ __global__ void __maxnreg__(kRrLaunchRegs)
         return;
     }
     regs_inc<kWalkRegs>();
-    walks<kN8, true>(p, ws, c, smem, total);
+    walks<kN8, true, kLarge>(p, ws, c, smem, total);
 #endif
 }
 
@@ -101,7 +116,7 @@ int cannot_run(char *why, size_t n)
         return 1;
     }
     cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, onepass_rr_kernel<kMaxN8>) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&fa, onepass_rr_kernel<kMaxN8, false>) != cudaSuccess) {
         (void)cudaGetLastError(); // not sticky: no image for this GPU
         snprintf(why, n, "this build has no sm_%d0a code (meson -Dgpu_archs=...,%d0)", major, major);
         return 1;
@@ -119,27 +134,47 @@ bool runs_here()
     return ok;
 }
 
-// onepass_rr_kernel's shared memory: the larger of the overlapped walk's and the 8-warp walks'.
-constexpr int kRrSmemBytes = OverlapLayout<kMaxN8>::bytes > Smem<kMaxN8>::bytes ? OverlapLayout<kMaxN8>::bytes
-                                                                                : Smem<kMaxN8>::bytes;
+// Whether this device takes onepass_rr_kernel's kLarge build: a block may opt in to its shared
+// memory, static included. Asked once (the device does not change), for the launches.
+bool large_here()
+{
+    static const bool ok = [] {
+        int dev = 0, optin = 0;
+        cudaFuncAttributes fa;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+            cudaFuncGetAttributes(&fa, onepass_rr_kernel<kMaxN8, true>) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        return (size_t)kRrSmemBytes<true> + fa.sharedSizeBytes <= (size_t)optin;
+    }();
+    return ok;
+}
 
 int unsupported_ws(const vb_verify_params *p, char *why, size_t n)
 {
-    if (cannot_run(why, n) || smem_exceeds_optin(kRrSmemBytes, why, n))
+    if (cannot_run(why, n) || smem_exceeds_optin(kRrSmemBytes<false>, why, n))
         return 1;
     return unsupported(p, why, n);
 }
 
-// 72-row units take onepass_rr_kernel; the other row counts cannot overlap and keep the 8-warp
-// kernel's 255 registers (eagle64's 64-row walk spilled at 240: results/h200/NOTES.md, fiftieth).
+template <bool kLarge> cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+{
+    static bool set = false;
+    if (cudaError_t e = set_attributes(onepass_rr_kernel<kMaxN8, kLarge>, kRrSmemBytes<kLarge>, set))
+        return e;
+    onepass_rr_kernel<kMaxN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
+    return cudaGetLastError();
+}
+
+// 72-row units take onepass_rr_kernel (its kLarge build where the device allows it); the other
+// row counts cannot overlap and keep the 8-warp kernel's 255 registers (eagle64's 64-row walk
+// spilled at 240: results/h200/NOTES.md, fiftieth).
 template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
     if constexpr (kN8 == kMaxN8) {
-        static bool set = false;
-        if (cudaError_t e = set_attributes(onepass_rr_kernel<kMaxN8>, kRrSmemBytes, set))
-            return e;
-        onepass_rr_kernel<kMaxN8><<<c.grid, kRrThreads, kRrSmemBytes, stream>>>(p, ws, c);
-        return cudaGetLastError();
+        return large_here() ? launch_rr<true>(p, ws, c, stream) : launch_rr<false>(p, ws, c, stream);
     } else {
         return launch_onepass_kernel<kN8>(p, ws, c, stream);
     }
