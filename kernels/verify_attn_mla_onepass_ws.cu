@@ -39,8 +39,9 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // overlapped walk only, 0.96-0.976 of the two-stage walk's time at the overlapped records but
 // 1.12 at bs 8 × 4096, whose 8-warp walk reads q through L1 (fifty-sixth). Here the 8-warp walks
 // take q from shared memory too: on an H100 0.95-0.99 of the 99 KB build's time hot at the
-// target shapes, and 0.975-1.03 cold; this build with the 8-warp walks' q left in the workspace
-// took 1.12-1.14 at bs 8 × 4096, so L1 was the cost (NOTES.md, fifty-seventh).
+// target shapes; cold 0.975-0.988 at the longest, up to 1.03-1.11 at short launches. This build
+// with the 8-warp walks' q left in the workspace took 1.12-1.14 at bs 8 × 4096, so L1 was the
+// cost (NOTES.md, fifty-seventh).
 template <bool kLarge> using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, 4, 3, true>, OverlapLayout<kMaxN8>>;
 template <bool kLarge> using RrWalk = std::conditional_t<kLarge, SmemQ<kMaxN8>, Smem<kMaxN8>>;
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
