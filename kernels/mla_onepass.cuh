@@ -936,35 +936,20 @@ struct Onepass {
             if (lo + i < hi)
                 copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
         slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
-        long long c_full = 0, c_ready = 0, c_acc = 0, c_obar = 0, c_copy = 0; // timing build (STAMPS)
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
-            const long long t0 = clock64();
             wait_full(st);
-            const long long t1 = clock64();
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
-            const long long t2 = clock64();
             accumulate(st, par, tile == lo, [&] {
                 if (tile + S < hi) {
-                    const long long ta = clock64();
                     named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp has read the stage (Sᵀ: before ready)
-                    const long long tb = clock64();
                     copy_tile(tile + S, st, slot_next);
                     slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
-                    c_obar += tb - ta;
-                    c_copy += clock64() - tb;
                 }
             });
             if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
                 mbar_arrive(bar_at(L::freed + 8 * par));
-            const long long t3 = clock64();
-            c_full += t1 - t0;
-            c_ready += t2 - t1;
-            c_acc += t3 - t2;
         }
-        if (lane == 0 && blockIdx.x % 33 == 0 && hi - lo >= 32)
-            printf("STAMPS O block %d warp %d tiles %d full %lld ready %lld acc %lld (obar %lld copy %lld)\n", (int)blockIdx.x,
-                   warp, hi - lo, c_full, c_ready, c_acc - c_obar - c_copy, c_obar, c_copy);
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
             write_o();
@@ -980,15 +965,11 @@ struct Onepass {
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++)
             ls[jj][0] = ls[jj][1] = 0.f;
-        long long c_freed = 0, c_full = 0, c_score = 0; // timing build (STAMPS)
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
-            const long long t0 = clock64();
             if (tile >= lo + 2)
                 bar_wait(L::freed + 8 * par, kFreedBit + par);
-            const long long t1 = clock64();
             wait_full(st);
-            const long long t2 = clock64();
             if constexpr (kN8 % kGroups == 0)
                 row_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
             else if (nt == kNt)
@@ -996,14 +977,7 @@ struct Onepass {
             else
                 row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
             mbar_arrive(bar_at(L::ready + 8 * par));
-            const long long t3 = clock64();
-            c_freed += t1 - t0;
-            c_full += t2 - t1;
-            c_score += t3 - t2;
         }
-        if (lane == 0 && blockIdx.x % 33 == 0 && hi - lo >= 32)
-            printf("STAMPS S block %d warp %d rowtiles %d tiles %d freed %lld full %lld score %lld\n", (int)blockIdx.x, warp, nt,
-                   hi - lo, c_freed, c_full, c_score);
         row_finish_sums(ls);
         mbar_arrive(bar_at(L::sums));
     }
