@@ -931,19 +931,11 @@ struct Onepass {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
         zero_o();
-        // Every slot of the first S + 1 tiles is looked up before the first copy goes out: a
-        // copy's mbarrier arrival (asm with a memory clobber) keeps later loads after it, so one
-        // by one the lookups cost S + 1 round trips in a row at the start of every piece, behind
-        // the first tiles' copies of every CTA when the launch starts.
-        int64_t first[S];
-#pragma unroll
-        for (int i = 0; i < S; i++)
-            first[i] = lo + i < hi ? ps.key_slot(p, (int64_t)(lo + i) * kKeys + key) : 0;
-        slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
 #pragma unroll
         for (int i = 0; i < S; i++)
             if (lo + i < hi)
-                copy_tile(lo + i, i, first[i]);
+                copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
+        slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
             wait_full(st);
