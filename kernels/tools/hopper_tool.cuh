@@ -72,8 +72,13 @@ struct Tool {
 
     // Microseconds of each of n replays of a graph, sorted, timed as the harness times a verify
     // kernel's replay: 20 replays to warm up, then an event before and after each, ten replays
-    // between two host synchronisations.
+    // between two host synchronisations. before(s, i), when given, enqueues what goes ahead of
+    // sample i outside its events (the harness's cold samples: a memset that evicts the L2).
     std::vector<float> time_replays(cudaGraphExec_t x, cudaStream_t s, int n) const
+    {
+        return time_replays(x, s, n, [](cudaStream_t, int) {});
+    }
+    template <class Before> std::vector<float> time_replays(cudaGraphExec_t x, cudaStream_t s, int n, Before before) const
     {
         constexpr int kBatch = 10;
         cudaEvent_t ev[2 * kBatch];
@@ -85,6 +90,7 @@ struct Tool {
         while ((int)us.size() < n) {
             const int want = std::min(kBatch, n - (int)us.size());
             for (int i = 0; i < want; i++) {
+                before(s, (int)us.size() + i);
                 check(cudaEventRecord(ev[2 * i], s), "cudaEventRecord");
                 check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
                 check(cudaEventRecord(ev[2 * i + 1], s), "cudaEventRecord");
