@@ -158,13 +158,8 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> stru
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
-    static constexpr int n9rdy = blk + 8;                         // [2] the ninth tile's partials out (Oᵀ → Sᵀ)
-    // The ninth n8 row tile's partial scores by the Oᵀ warps (N9): [2][kN9Warps][kWarp] float4.
-    static constexpr int kN9Warps = 6, kN9Steps = 18 / 3;         // 2 key halves × 3 thirds of the dims
-    static constexpr int n9 = (n9rdy + 16 + 15) / 16 * 16;
-    __host__ __device__ static constexpr int n9_at(int par) { return n9 + par * kN9Warps * vb::kWarp * 16; }
-    static constexpr int qf = (n9_at(2) + 127) / 128 * 128;       // kQSmem: [kN8 · 18][kWarp] uint4
-    static constexpr int bytes = kQSmem ? qf + kN8 * 8 * kRowBytes : n9_at(2);
+    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kQSmem: [kN8 · 18][kWarp] uint4
+    static constexpr int bytes = kQSmem ? qf + kN8 * 8 * kRowBytes : (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
@@ -773,7 +768,7 @@ struct Onepass {
     // waited on the same number of times a piece. Within a role, one aligned named barrier: the
     // Oᵀ warps' kOBar (each Sᵀ warp scores its own rows and meets no other).
     // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
-    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13, kN9Bit = 14 };
+    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
     __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
     __device__ void bar_wait(int off, int bit)
     {
@@ -781,9 +776,6 @@ struct Onepass {
         phase ^= 1u << bit;
     }
     __device__ void wait_full(int st) { bar_wait(L::full + 8 * st, kFullBit + st); }
-    // Waits for stage st's next copies as wait_full, without taking the phase: wait_full then
-    // passes at once (N9: the Oᵀ warps read a stage a tile before they accumulate it).
-    __device__ void peek_full(int st) { mbar_wait(bar_at(L::full + 8 * st), (phase >> (kFullBit + st)) & 1); }
     // Before the overlapped walk, by one thread, with a block barrier after it.
     static __device__ void init_barriers(unsigned char *smem)
     {
@@ -795,8 +787,6 @@ struct Onepass {
         }
         mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
-        for (int par = 0; par < 2; par++)
-            mbar_init(smem_u32(smem + L::n9rdy + 8 * par), L::kCopiers);
     }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
     __device__ void copy_tile(int tile, int st, int64_t slot)
@@ -899,34 +889,10 @@ struct Onepass {
             reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
     // One tile of the Sᵀ role: scores in the log2 domain, mask, softmax, Pᵀ out.
-    template <int NT, bool kLastFromO = false>
-    __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
+    template <int NT> __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
     {
         float s[2][NT][4];
-        if constexpr (kLastFromO) {
-            // N9: the last row tile's scores are the Oᵀ warps' partials (ninth_partial), summed.
-            float a[2][NT - 1][4];
-            row_scores<NT - 1>(st, qfrag, a);
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int jj = 0; jj < NT - 1; jj++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        s[mh][jj][e] = a[mh][jj][e];
-            bar_wait(L::n9rdy + 8 * par, kN9Bit + par);
-            const float4 *part = reinterpret_cast<const float4 *>(smem + L::n9_at(par)) + lane;
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++) {
-                const float4 v0 = part[mh * kWarp], v1 = part[(2 + mh) * kWarp], v2 = part[(4 + mh) * kWarp];
-                s[mh][NT - 1][0] = v0.x + v1.x + v2.x;
-                s[mh][NT - 1][1] = v0.y + v1.y + v2.y;
-                s[mh][NT - 1][2] = v0.z + v1.z + v2.z;
-                s[mh][NT - 1][3] = v0.w + v1.w + v2.w;
-            }
-        } else {
-            row_scores<NT>(st, qfrag, s);
-        }
+        row_scores<NT>(st, qfrag, s);
         const float scale = p.sm_scale * kLog2e;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
@@ -958,43 +924,9 @@ struct Onepass {
         }
     }
 
-    // N9: this Oᵀ warp's share of the ninth n8 row tile's scores from stage st (key half warp %
-    // 2, a third of the dims by warp / 2; warps 6 and 7 have none) into the partials of parity
-    // par, for the Sᵀ warp that owns the tile. Every Oᵀ thread arrives on n9rdy.
-    __device__ void ninth_partial(int st, int par, const uint4 *qfrag)
-    {
-        constexpr int kSteps = L::kN9Steps;
-        const int mh = warp & 1, third = warp >> 1;
-        if (third < 3) {
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            const uint4 *qf = qfrag + ((size_t)(kN8 - 1) * (kChunks / 4) + kSteps * third) * kWarp + lane;
-            int x;
-            // a third's first chunk is 64 · kSteps · third bytes in: whole 128-byte swizzle rows
-            const unsigned krow = k_lane_row(st, x) + 16 * mh * kRowBytes + 64 * kSteps * third;
-            unsigned kb[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                kb[i] = krow + 16 * ((2 * i) ^ x);
-#pragma unroll
-            for (int ds = 0; ds < kSteps; ds++) {
-                unsigned a[2][4];
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int c = 4 * ds + 2 * e;
-                    ldsm_x4(a[e], kb[(c & 7) / 2] + 16 * (c & ~7));
-                }
-                const uint4 qv = L::kQSmem ? qf[ds * kWarp] : ldg128(qf + ds * kWarp);
-                mma(acc, a[0], qv.x, qv.y);
-                mma(acc, a[1], qv.z, qv.w);
-            }
-            reinterpret_cast<float4 *>(smem + L::n9_at(par))[warp * kWarp + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-        }
-        mbar_arrive(bar_at(L::n9rdy + 8 * par));
-    }
-
     // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
     // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
-    __device__ void accumulate_piece(const SchedWorkspace &w, const uint4 *qfrag)
+    __device__ void accumulate_piece(const SchedWorkspace &w)
     {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
@@ -1004,16 +936,8 @@ struct Onepass {
             if (lo + i < hi)
                 copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
         slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
-        if (lo < hi) {
-            peek_full(0);
-            ninth_partial(0, 0, qfrag);
-        }
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
-            if (tile + 1 < hi) { // the next tile's, while the Sᵀ warps score it
-                peek_full(next_stage(st));
-                ninth_partial(next_stage(st), par ^ 1, qfrag);
-            }
             wait_full(st);
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
             accumulate(st, par, tile == lo, [&] {
@@ -1049,7 +973,7 @@ struct Onepass {
             if constexpr (kN8 % kGroups == 0)
                 row_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
             else if (nt == kNt)
-                row_score_tile<kNt, true>(tile, st, par, qfrag, ls); // its last row tile from the Oᵀ warps
+                row_score_tile<kNt>(tile, st, par, qfrag, ls);
             else
                 row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
             mbar_arrive(bar_at(L::ready + 8 * par));
@@ -1217,7 +1141,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
             break;
         op.begin_piece(qfrag);
         if constexpr (kRole == 1)
-            op.accumulate_piece(w, qfrag);
+            op.accumulate_piece(w);
         else
             op.score_piece(qfrag);
         op.block_sync();
