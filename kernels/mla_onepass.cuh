@@ -80,7 +80,9 @@ constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives 
 // and the smallest span, in tiles. c0 = 6 against 2 (results/h200/NOTES.md): bs 8 × 4096
 // 74.4 → 65.6 µs, bs 1 × 4096 54.5 → 39.5, bs 8 × 23k 205 → 196; no change at bs 1 × 512.
 constexpr int kC0 = 6, kMinSpan = 1;
-constexpr int kQFragBytes = kMaxN8 * 8 * kRowBytes; // per CTA: the piece's q in B-fragment order
+// A piece's q in B-fragment order ([n8 · 18][kWarp] uint4), for n8 row tiles.
+__host__ __device__ constexpr int q_frag_bytes(int n8) { return n8 * 8 * kRowBytes; }
+constexpr int kQFragBytes = q_frag_bytes(kMaxN8); // per CTA, in the workspace
 
 // Shared memory of one configuration; every offset a multiple of 16 bytes.
 template <int kN8> struct Smem {
@@ -122,9 +124,11 @@ template <int kN8> struct Smem {
 // onepass_rr_kernel's Hopper-sized build, whose shared memory leaves L1 too small to hold them.
 template <int kN8> struct SmemQ : Smem<kN8> {
     static constexpr bool kQSmem = true;
-    static constexpr int qf = (Smem<kN8>::bytes + 127) / 128 * 128; // [kN8 · 18][kWarp] uint4
-    static constexpr int bytes = qf + kN8 * 8 * kRowBytes;
+    static constexpr int qf = (Smem<kN8>::bytes + 127) / 128 * 128; // q_frag_bytes(kN8)
+    static constexpr int bytes = qf + q_frag_bytes(kN8);
 };
+// The 8-warp walks' layout: q's fragments in shared memory (kQSmem) or in the workspace.
+template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, SmemQ<kN8>, Smem<kN8>>;
 
 // Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
 // and kSWarps Sᵀ warps after them, so that the scores of tile t + 1 are computed while tile t's
@@ -158,8 +162,8 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> stru
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
-    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kQSmem: [kN8 · 18][kWarp] uint4
-    static constexpr int bytes = kQSmem ? qf + kN8 * 8 * kRowBytes : (blk + 8 + 15) / 16 * 16;
+    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kQSmem: q_frag_bytes(kN8)
+    static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (blk + 8 + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
     static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
@@ -1060,7 +1064,7 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
                                      int total)
 {
     using Sched = Schedule<kKeys, kThreads, kHalves, kHalves>;
-    using L = std::conditional_t<kQSmem, SmemQ<kN8>, Smem<kN8>>;
+    using L = WalkLayout<kN8, kQSmem>;
     using Op = Onepass<kN8, kUnitN8, kHalves, kQDirect, L, kPart>;
     __shared__ Sched sched;
     __shared__ PieceState ps;

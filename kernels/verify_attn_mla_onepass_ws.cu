@@ -43,7 +43,7 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // with the 8-warp walks' q left in the workspace took 1.12-1.14 at bs 8 × 4096, so L1 was the
 // cost (NOTES.md, fifty-seventh).
 template <bool kLarge> using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, 4, 3, true>, OverlapLayout<kMaxN8>>;
-template <bool kLarge> using RrWalk = std::conditional_t<kLarge, SmemQ<kMaxN8>, Smem<kMaxN8>>;
+template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
