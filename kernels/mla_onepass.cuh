@@ -43,10 +43,11 @@
 // builds that file for those targets), runs 72-row launches as onepass_rr_kernel:
 // 12 warps, registers handed out by role. Its units at spans longer than kOverlapSpan take the
 // overlapped walk (SmemOverlap): eight Oᵀ warps at 200 registers accumulate tile t while four Sᵀ
-// warps at 104 score tile t + 1, the roles meeting at mbarriers only; everything else runs the
-// 8-warp walks at 240 registers. It is a separate entry because no launch can choose between the
-// two kernels on the host (the spans come from the lengths a graph replays with), and the 12-warp
-// kernel costs the short launches 2-9% (results/h200/NOTES.md, fifty-first).
+// warps at 104 (three in its Hopper-sized build) score tile t + 1, the roles meeting at
+// mbarriers only; everything else runs the 8-warp walks at 240 registers. It is a separate entry
+// because no launch can choose between the two kernels on the host (the spans come from the
+// lengths a graph replays with), and the 12-warp kernel costs the short launches 2-9%
+// (results/h200/NOTES.md, fifty-first).
 // Shared memory: Smem<9>::bytes = 95,424 B (93.2 KB) at 72 rows, within the 99 KB of sm_86/89/120.
 #pragma once
 
@@ -137,10 +138,11 @@ template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, Sm
 // KV stage completes when the stage's copies have landed. Four Sᵀ warps: two could not score a
 // tile as fast as eight take its Oᵀ (1.27-1.35 against the 8-warp walk), four can
 // (results/h200/NOTES.md, forty-ninth). Each Sᵀ warp is a row group of its own (2, 2, 2 and 3 of
-// 9 n8 tiles) over all 32 keys and all 576 dims, so its softmax is warp-local and no partial
-// score crosses warps: against pairs that split the dims and swap partial scores, 0.96-0.997 at
-// the long and mid shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel,
-// whose registers go to the Oᵀ warps.
+// 9 n8 tiles; with kSWarps = 3, as onepass_rr_kernel's Hopper-sized build has, 3 each) over all
+// 32 keys and all 576 dims, so its softmax is warp-local and no partial score crosses warps:
+// against pairs that split the dims and swap partial scores, 0.96-0.997 at the long and mid
+// shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel, whose registers go
+// to the Oᵀ warps.
 template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     static constexpr bool kQSmem = kQSmem_; // q's fragments at qf, not in the workspace

@@ -41,8 +41,17 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // take q from shared memory too: on an H100 0.95-0.99 of the 99 KB build's time hot at the
 // target shapes; cold 0.975-0.988 at the longest, up to 1.03-1.11 at short launches. This build
 // with the 8-warp walks' q left in the workspace took 1.12-1.14 at bs 8 × 4096, so L1 was the
-// cost (NOTES.md, fifty-seventh).
-template <bool kLarge> using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, 4, 3, true>, OverlapLayout<kMaxN8>>;
+// cost (NOTES.md, fifty-seventh). The large build's overlapped walk has three Sᵀ warps of three
+// n8 row tiles each, the Sᵀ warpgroup's fourth warp leaving at once: per-warp clock64 stamps at
+// bs 8 × 91k (H100) found the four-warp split's three light warps (two row tiles) scoring a tile
+// in 4.4k cycles and the heavy one (three) in 3.6k, its wait for the others filling the gap, so
+// the light warps set the pace at a rate that does not follow their MMAs. With three warps of
+// three, a tile's Sᵀ took 3.9k and the walk 0.956-0.990 of the four-warp time hot, 0.958-0.993
+// cold, at the six overlapped A/B records (NOTES.md, fifty-eighth). The 99 KB build keeps four
+// (three not measured there).
+constexpr int kLargeSWarps = 3;
+template <bool kLarge>
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true>, OverlapLayout<kMaxN8>>;
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
@@ -82,6 +91,8 @@ __global__ void __maxnreg__(kRrLaunchRegs)
                 walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
             } else {
                 regs_dec<kOverlapSRegs>();
+                if (L::kSW < 4 && threadIdx.x >= L::kThreads)
+                    return; // the Sᵀ warpgroup's warps past L::kSW have no row tiles
                 walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
             }
             return;
