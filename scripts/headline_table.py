@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Prints the README's headline table from a results file and two Triton baseline dumps: for
+"""Prints the README's headline table from a results file and its Triton baseline dumps: for
 each target shape, its floor, the Hopper and portable kernels' graph-replay times (hot
-medians) with their ratio to the floor (and mla_onepass_ws's, when the run holds it), and the two Triton baselines' times on the same
-inputs (matched by shape key). The table is written from the files, so that the README shows
-what the run measured and nothing copied by hand.
+medians) with their ratio to the floor (and mla_onepass_ws's, when the run holds it), and the
+Triton baselines' times on the same inputs (matched by shape key): SGLang's own kernel, when the
+run has its dump, and the builtin re-implementation. The table is written from the files, so
+that the README shows what the run measured and nothing copied by hand.
 
 - floor: the harness's, max(bytes / read ceiling, flops / fastest tensor ceiling); "launch-bound"
   below 1 µs, "(flops)" when the tensor term is the larger.
@@ -14,7 +15,7 @@ what the run measured and nothing copied by hand.
   baselines' in ms above a millisecond. A baseline's time is the entry of the same scenario (two
   scenarios can share a shape key: the same inputs, timed twice), checked against its shape key.
 
-usage: scripts/headline_table.py RESULTS.json --sglang DUMP --builtin DUMP
+usage: scripts/headline_table.py RESULTS.json [--sglang DUMP] --builtin DUMP
 """
 import argparse
 import json
@@ -47,11 +48,11 @@ def columns(res):
     return KERNELS + [k for k in OPTIONAL if k[0] in ran]
 
 
-def header(cols, sglang, builtin):
-    """The table's title line and its alignment line."""
+def header(cols, baselines):
+    """The table's title line and its alignment line; baselines: the dumps' column labels."""
     titles = "".join(f" {t} | time / floor |" for _, t in cols)
-    return (f"| shape (9-node DDTree, 8 heads) | floor |{titles} {sglang} | {builtin} |",
-            "|---|---:|" + "---:|---:|" * len(cols) + "---:|---:|")
+    return (f"| shape (9-node DDTree, 8 heads) | floor |{titles}" + "".join(f" {b} |" for b in baselines),
+            "|---|---:|" + "---:|---:|" * len(cols) + "---:|" * len(baselines))
 
 
 def fmt_us(us, ms=False):
@@ -101,7 +102,7 @@ def ratio_cell(hot, floor, bytes_bound, first):
     return cell
 
 
-def row(label, s, ceilings, sglang, builtin, first_pct, kernels):
+def row(label, s, ceilings, baselines, first_pct, kernels):
     """The table's line for scenario s, and whether it named the read ceiling's share (which
     only the first such line spells out)."""
     hots = {k: graph_hot(s, k) for k in kernels}
@@ -116,7 +117,7 @@ def row(label, s, ceilings, sglang, builtin, first_pct, kernels):
     bytes_bound = bytes_floor >= floor * 0.999
     launch_bound = floor < 1
     times = {k: h["median_us"] for k, h in hots.items()}
-    trit = [baseline_time(sglang, s), baseline_time(builtin, s)]
+    trit = [baseline_time(times, s) for times in baselines]
     fastest = min([t for t in list(times.values()) + trit if t])
     cells = [label, "launch-bound" if launch_bound else fmt_us(floor) + ("" if bytes_bound else " (flops)")]
     pct_used = False
@@ -135,7 +136,7 @@ def row(label, s, ceilings, sglang, builtin, first_pct, kernels):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results")
-    ap.add_argument("--sglang", required=True, help="SGLang's own kernel's dump (triton_sglang-VERSION.json)")
+    ap.add_argument("--sglang", help="SGLang's own kernel's dump (triton_sglang-VERSION.json); without it, no column")
     ap.add_argument("--builtin", required=True, help="the builtin re-implementation's dump (triton_baseline.json)")
     a = ap.parse_args()
     try:
@@ -143,16 +144,15 @@ def main():
         cut = results_file.incomplete(res)
         if cut:
             raise ValueError(f"{a.results}: complete: false ({cut}): the headline table needs a whole run")
-        sglang, sglang_name = baseline_times(a.sglang)
-        builtin, builtin_name = baseline_times(a.builtin)
+        dumps = [baseline_times(path) for path in (a.sglang, a.builtin) if path]
         by_name = {s["name"]: s for s in res.get("scenarios", [])}
         cols = columns(res)
-        lines = list(header(cols, sglang_name, builtin_name))
+        lines = list(header(cols, [name for _, name in dumps]))
         first = True
         for label, name in SHAPES:
             if name not in by_name:
                 raise ValueError(f"{a.results}: no scenario {name}")
-            line, used = row(label, by_name[name], res["ceilings"], sglang, builtin, first, [k for k, _ in cols])
+            line, used = row(label, by_name[name], res["ceilings"], [t for t, _ in dumps], first, [k for k, _ in cols])
             first = first and not used
             lines.append(line)
     except (OSError, ValueError, KeyError) as e:

@@ -140,6 +140,13 @@ with tempfile.TemporaryDirectory() as d:
     assert "| bs 8 × 91k | 200 µs | **272 µs** | 1.36 (74% of the read ceiling) |" in p.stdout, p.stdout
     assert "(merged from 2 runs of one build; their read ceilings 4000-4040 GB/s" in p.stdout, p.stdout
 
+    # A run without SGLang's dump (its baseline did not finish): the builtin's column alone.
+    p = run(paths["r.json"], "--builtin", paths["bi.json"])
+    assert p.returncode == 0, p.stderr
+    assert "SGLang" not in p.stdout and p.stdout.split("\n")[0].endswith("| builtin (0.5.9) |"), p.stdout
+    assert p.stdout.split("\n")[1] == "|---|---:|" + "---:|---:|" * 2 + "---:|", p.stdout
+    assert "| 1.36 (74% of the read ceiling) | 720 µs | 3.6 (28%) | 13.69 ms |" in p.stdout, p.stdout
+
     p = run(paths["bad.json"], "--sglang", paths["sg.json"], "--builtin", paths["bi.json"])
     assert p.returncode == 2 and "not a verifybench.results/1 file" in p.stderr, p.stderr
     p = run(paths["r.json"], "--sglang", paths["r.json"], "--builtin", paths["bi.json"])
