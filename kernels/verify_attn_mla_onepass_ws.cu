@@ -206,5 +206,5 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 
 extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
     "mla_onepass_ws",
-    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 4 S warps, setmaxnreg",
+    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 3 or 4 S warps, setmaxnreg",
     90, 1, workspace_bytes, unsupported_ws, launch};
