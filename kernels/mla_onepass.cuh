@@ -451,21 +451,11 @@ struct Onepass {
     // that no MMA is predicated and every shared-memory offset is an immediate.
     template <int NT, int D0, int DN> __device__ void score_dims(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        score_dims<NT, D0, DN>(st, qfrag, acc, acc);
-    }
-    // The same with each double k-step's first k16 step summed into even and its second into odd
-    // (the caller adds them): twice the independent MMA chains. With both the same array, one
-    // chain per accumulator.
-    template <int NT, int D0, int DN>
-    __device__ void score_dims(int st, const uint4 *qfrag, float (&even)[2][NT][4], float (&odd)[2][NT][4])
-    {
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)
 #pragma unroll
             for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    even[mh][jj][e] = odd[mh][jj][e] = 0.f;
+                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
         const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
         // Four lane bases, one per c % 8, the rest immediate (k_lane_row).
         int x;
@@ -489,8 +479,8 @@ struct Onepass {
                 const uint4 qv = q_b(qf, q_own[kQDirect ? jj : 0], jj, ds);
 #pragma unroll
                 for (int mh = 0; mh < 2; mh++) {
-                    mma(even[mh][jj], a[mh][0], qv.x, qv.y);
-                    mma(odd[mh][jj], a[mh][1], qv.z, qv.w);
+                    mma(acc[mh][jj], a[mh][0], qv.x, qv.y);
+                    mma(acc[mh][jj], a[mh][1], qv.z, qv.w);
                 }
             }
         }
@@ -816,20 +806,7 @@ struct Onepass {
     // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
     template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        float odd[2][NT][4];
-        score_dims<NT, 0, kChunks / 4>(st, qfrag, acc, odd);
-        add_chains<NT>(acc, odd);
-    }
-    // acc += odd: the second set of MMA chains (score_dims) into the first.
-    template <int NT> static __device__ void add_chains(float (&acc)[2][NT][4], const float (&odd)[2][NT][4])
-    {
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc[mh][jj][e] += odd[mh][jj][e];
+        score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
     }
     // Hides keys past the request's end and, in tiles holding draft-token columns (or every
     // tile when the prefix is not promised visible), the tree mask's zeros, read from global
