@@ -53,6 +53,11 @@ install_wheels() {
     fi
 }
 stage() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+# speedup.md and speedup.csv (and report.txt) of results.json against the dumps named (--baseline F...).
+speedup_tables() {
+    "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.md" >"$out/report.txt" 2>&1 &&
+        "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.csv" >/dev/null 2>&1
+}
 
 if stage build; then
     note "== build"
@@ -159,6 +164,9 @@ if stage baseline; then
         >"$out/triton.txt" 2>&1
     rc=$?; tail -3 "$out/triton.txt"; note "triton baseline (builtin): exit $rc"; [ $rc -eq 0 ] || status=1
     set -- --baseline "$out/triton_baseline.json"
+    # The tables are written after every dump, so that a SGLang release that never finishes (a
+    # time limit, a hang) leaves the tables of the dumps before it rather than none.
+    speedup_tables "$@" >/dev/null
     # SGLang's own kernel, for every release scripts/sglang_wheels.sh fetched into $SGLANG_WHEELS.
     for w in ${SGLANG_WHEELS:+"$SGLANG_WHEELS"/sglang-*}; do
         v=${w##*/sglang-}
@@ -170,10 +178,14 @@ if stage baseline; then
             --out "$out/triton_sglang-$v.json" >"$out/triton-sglang-$v.txt" 2>&1
         rc=$?; head -1 "$out/triton-sglang-$v.txt"; tail -2 "$out/triton-sglang-$v.txt"
         note "triton baseline (SGLang $v): exit $rc"
-        if [ $rc -eq 0 ]; then set -- "$@" --baseline "$out/triton_sglang-$v.json"; else status=1; fi
+        if [ $rc -eq 0 ]; then
+            set -- "$@" --baseline "$out/triton_sglang-$v.json"
+            speedup_tables "$@" >/dev/null
+        else
+            status=1
+        fi
     done
-    "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.md" >"$out/report.txt" 2>&1 &&
-        "$bin" report "$out/results.json" "$@" --speedup "$out/speedup.csv" >/dev/null 2>&1
+    speedup_tables "$@"
     rc=$?; grep -A40 "speedup against" "$out/report.txt" | tail -40; note "speedup: exit $rc"; [ $rc -eq 0 ] || status=1
     rm -rf "$bundles"
 fi
