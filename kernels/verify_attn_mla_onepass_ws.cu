@@ -51,7 +51,7 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // (three not measured there).
 constexpr int kLargeSWarps = 3;
 template <bool kLarge>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true, true>, OverlapLayout<kMaxN8>>;
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true>, OverlapLayout<kMaxN8>>;
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
@@ -91,7 +91,7 @@ __global__ void __maxnreg__(kRrLaunchRegs)
                 walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
             } else {
                 regs_dec<kOverlapSRegs>();
-                if (L::kThreads < kRrThreads && threadIdx.x >= L::kThreads)
+                if (L::kSW < 4 && threadIdx.x >= L::kThreads)
                     return; // the Sᵀ warpgroup's warps past L::kSW have no row tiles
                 walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
             }
