@@ -117,7 +117,7 @@ def row(label, s, ceilings, baselines, first_pct, kernels):
     bytes_bound = bytes_floor >= floor * 0.999
     launch_bound = floor < 1
     times = {k: h["median_us"] for k, h in hots.items()}
-    trit = [baseline_time(times, s) for times in baselines]
+    trit = [baseline_time(dump, s) for dump in baselines]
     fastest = min([t for t in list(times.values()) + trit if t])
     cells = [label, "launch-bound" if launch_bound else fmt_us(floor) + ("" if bytes_bound else " (flops)")]
     pct_used = False
