@@ -25,9 +25,12 @@ verifybench.sass_diff/1). --show NAME prints the unified diff of the functions w
 contains NAME; --loops NAME lists their loops that hold MMAs (found by their backward
 branches, outermost first, with the source line of that branch and the lines it was inlined
 at) on both sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot
-loop) and barriers, and how many instructions after each shared- or global-memory load the
+loop) and barriers, how many instructions after each shared- or global-memory load the
 first one reading its result comes (a load right before its use leaves the latency exposed,
-unless another warp fills it).
+unless another warp fills it), and the cycles of stall the compiler encoded in the loop's
+instructions (each instruction's control bits: the cycles the warp waits before issuing its
+next one, e.g. 6 between two m16n8k16 HMMAs on sm_90, the SMSP's tensor rate), summed over the
+body once: the loop's static issue length, every path of it counted, scoreboard waits not.
 
 Needs nvcc and nvdisasm (the CUDA toolkit; nvdisasm also comes in PyPI's nvidia-cuda-nvdisasm
 wheel), no GPU. Exit status: 0 every function the same; 1 a function differs, is new or is
@@ -219,14 +222,42 @@ def loops(code, labels):
     return sorted(found, key=lambda x: (x[0], -x[1]))
 
 
-def loop_summary(body):
+def loop_summary(body, stall_cycles=None):
     ops = [opcode(i) for i in body]
     d = sorted(load_use_distances(body))
     median = d[len(d) // 2] if d else "-"
     near = sum(1 for x in d if x <= 2)
+    stalls = "" if stall_cycles is None else f"; {stall_cycles} cycles of encoded stalls"
     return (f"{len(ops)} ins, {counts(body)['mma']} mma, {sum(op.startswith('LDSM') for op in ops)} ldsm, "
             f"{counts(body)['local']} local, {sum(op.startswith('BAR') for op in ops)} bar; "
-            f"load to first use median {median} ({near} of {len(d)} within 2)")
+            f"load to first use median {median} ({near} of {len(d)} within 2){stalls}")
+
+
+CONTROL_WORD = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
+
+
+def encoded_stalls(hex_sass):
+    """{symbol (normalized): {address: stall cycles}} from `nvdisasm -hex`'s text, which prints
+    each 128-bit instruction as two 64-bit words, the second on the next line. From Volta on,
+    bits 105-108 of an instruction (bits 41-44 of its second word) are the cycles the warp
+    waits before it may issue its next instruction."""
+    out, current, address = {}, None, None
+    for line in hex_sass.splitlines():
+        m = SECTION.match(line.strip())
+        if m:
+            current, address = normalize_symbol(m.group(1)), None
+            out[current] = {}
+            continue
+        words = CONTROL_WORD.findall(line)
+        if current is None or not words:
+            continue
+        at = ADDRESS.match(line)
+        if at:  # the instruction's line: its first word
+            address = int(at.group(1), 16)
+        elif address is not None:  # the next line: the second word
+            out[current][address] = (int(words[0], 16) >> 41) & 0xF
+            address = None
+    return out
 
 
 def ptxas_resources(log):
@@ -296,22 +327,23 @@ def compile_file(tree, path, arch, cubin):
     return p.stdout + p.stderr
 
 
-def disassemble(nvdisasm, cubin):
+def disassemble(nvdisasm, cubin, *flags):
     # -gi: line information with inlining (the kernels are built with -lineinfo), for --loops
-    p = subprocess.run([nvdisasm, "-c", "-gi", cubin], capture_output=True, text=True)
+    p = subprocess.run([nvdisasm, "-c", "-gi", *flags, cubin], capture_output=True, text=True)
     if p.returncode != 0:
         raise Failure(f"nvdisasm failed on {cubin}: {p.stderr.strip()}")
     return p.stdout
 
 
-def side(tree, path, arch, nvdisasm, work, tag):
-    """(nvdisasm's text, {symbol: resources}) of one file built from one tree; a file the tree
-    lacks has no functions."""
+def side(tree, path, arch, nvdisasm, work, tag, stalls=False):
+    """(nvdisasm's text, {symbol: resources}, and with stalls the encoded stalls) of one file
+    built from one tree; a file the tree lacks has no functions."""
     if not os.path.exists(os.path.join(tree, path)):
-        return "", {}
+        return "", {}, {}
     cubin = os.path.join(work, f"{tag}.cubin")
     log = compile_file(tree, path, arch, cubin)
-    return disassemble(nvdisasm, cubin), ptxas_resources(log)
+    hex_stalls = encoded_stalls(disassemble(nvdisasm, cubin, "-hex")) if stalls else {}
+    return disassemble(nvdisasm, cubin), ptxas_resources(log), hex_stalls
 
 
 # ---- comparing and reporting ---------------------------------------------------------------
@@ -396,21 +428,24 @@ def show(name, base, new):
                 base.get(sym, []), new.get(sym, []), f"base/{pretty(sym)}", f"new/{pretty(sym)}", lineterm=""))
 
 
-def show_loops(name, base_listing, new_listing):
-    """The MMA loops of the functions whose name contains NAME, on both sides."""
+def show_loops(name, base_listing, new_listing, base_stalls=None, new_stalls=None):
+    """The MMA loops of the functions whose name contains NAME, on both sides, with their
+    encoded stalls where given ({symbol: {address: cycles}}, encoded_stalls)."""
     for sym in sorted(set(base_listing) | set(new_listing)):
         if not matches(name, sym):
             continue
         print(f"  loops holding MMAs in {pretty(sym)}:")
-        for label, lst in (("base", base_listing), ("new", new_listing)):
+        for label, lst, stalls in (("base", base_listing, base_stalls), ("new", new_listing, new_stalls)):
             if sym not in lst:
                 print(f"    {label}: no such function")
                 continue
             code, labels, sources = lst[sym]
+            at = (stalls or {}).get(sym)
             for first, last, body in loops(code, labels):
                 if counts(body)["mma"]:
                     where = f" (branch back at {sources[last]})" if last in sources else ""
-                    print(f"    {label} {first:#07x}-{last:#07x}{where}: {loop_summary(body)}")
+                    cycles = sum(c for a, c in at.items() if first <= a <= last) if at else None
+                    print(f"    {label} {first:#07x}-{last:#07x}{where}: {loop_summary(body, cycles)}")
 
 
 # ---- the command ---------------------------------------------------------------------------
@@ -467,15 +502,15 @@ def main(argv):
             archs = opt.arch or ["90"]
             for path in files:
                 for arch in sorted({arch_of(path, a) for a in archs}, key=lambda a: (int(a.rstrip("a")), a)):
-                    base_sass, base_res = side(base_tree, path, arch, nvdisasm, work, "base")
-                    new_sass, new_res = side(REPO, path, arch, nvdisasm, work, "new")
+                    base_sass, base_res, base_stalls = side(base_tree, path, arch, nvdisasm, work, "base", bool(opt.loops))
+                    new_sass, new_res, new_stalls = side(REPO, path, arch, nvdisasm, work, "new", bool(opt.loops))
                     base, new = functions(base_sass), functions(new_sass)
                     rows = compare(base, new)
                     moved |= any(v != "same" for _, v, _ in rows)
                     report(path, arch, rows, base, new, base_res, new_res)
                     records += [record(path, arch, r, base, new, base_res, new_res) for r in rows]
                     if opt.loops:
-                        show_loops(opt.loops, listing(base_sass), listing(new_sass))
+                        show_loops(opt.loops, listing(base_sass), listing(new_sass), base_stalls, new_stalls)
                     if opt.show:
                         show(opt.show, base, new)
         if opt.json:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/sass_diff.py: reading nvdisasm's text and ptxas -v's log, zeroing nvcc's per-file
-namespace hashes, the verdicts (same, differs, new, gone), and a loop's counts and load-to-use
-distances, on fixtures; then, where nvcc
+namespace hashes, the verdicts (same, differs, new, gone), and a loop's counts, load-to-use
+distances and encoded stall cycles, on fixtures; then, where nvcc
 (argv[1]) and nvdisasm are found, the command itself on two small trees: an unchanged kernel
 and one in an anonymous namespace (whose symbol hash differs between the trees) are `same`, an
 edited one `differs`, an added one `new`, a removed one `gone`, exit 1; identical trees exit 0.
@@ -103,6 +103,23 @@ assert sass_diff.counts(body) == {"instructions": 11, "mma": 1, "local": 1}, sas
 # search stops; the predicated-off LDS to RZ (ptxas's padding) writes nothing.
 assert sass_diff.load_use_distances(body) == [3, 1], sass_diff.load_use_distances(body)
 assert "1 mma" in sass_diff.loop_summary(body) and "median 3" in sass_diff.loop_summary(body)
+# `nvdisasm -hex`: each instruction's second 64-bit word on the next line, bits 41-44 the stall
+# cycles its control bits encode (two HMMAs of an sm_90a build: 6 before another HMMA, 1 before
+# a load); line information between instructions does not break the pairing.
+hex_text = "\n".join([
+    ".text._Z4loopPf:",
+    "        /*0000*/                   HMMA.16816.F32.BF16 R104, R104, R64.reuse, RZ ;   /* 0x000000406868723c */",
+    "                                                                                     /* 0x084fec00000418ff */",
+    '\t//## File "/src/kernels/k.cu", line 40',
+    "        /*0010*/                   HMMA.16816.F32.BF16 R60, R60, R64, RZ ;   /* 0x000000403c3c723c */",
+    "                                                                             /* 0x002fe200000418ff */",
+    ".text._Z4nextPf:",
+    "        /*0000*/                   EXIT ;   /* 0x000000000000794d */",
+    "                                            /* 0x000fea0003800000 */"])
+st = sass_diff.encoded_stalls(hex_text)
+assert st == {"_Z4loopPf": {0x0: 6, 0x10: 1}, "_Z4nextPf": {0x0: 5}}, st
+assert sass_diff.loop_summary(body, 7).endswith("; 7 cycles of encoded stalls"), sass_diff.loop_summary(body, 7)
+assert "encoded" not in sass_diff.loop_summary(body)
 print("sass_diff: fixtures as expected")
 
 # ---- the command on two small trees ----------------------------------------------------------
