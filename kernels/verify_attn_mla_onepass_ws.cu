@@ -91,8 +91,8 @@ __global__ void __maxnreg__(kRrLaunchRegs)
                 walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
             } else {
                 regs_dec<kOverlapSRegs>();
-                if (L::kSW < 4 && threadIdx.x >= L::kThreads)
-                    return; // the Sᵀ warpgroup's warps past L::kSW have no row tiles
+                if (L::kThreads < kRrThreads && threadIdx.x >= L::kThreads)
+                    return; // warps past the layout's (the Sᵀ warpgroup's past L::kSW) have no role
                 walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
             }
             return;

@@ -342,8 +342,10 @@ def side(tree, path, arch, nvdisasm, work, tag, stalls=False):
         return "", {}, {}
     cubin = os.path.join(work, f"{tag}.cubin")
     log = compile_file(tree, path, arch, cubin)
-    hex_stalls = encoded_stalls(disassemble(nvdisasm, cubin, "-hex")) if stalls else {}
-    return disassemble(nvdisasm, cubin), ptxas_resources(log), hex_stalls
+    # -hex adds each instruction's encoding after its ';' and on the next line, which the
+    # instruction parser (INSTRUCTION, up to the ';') leaves out: one disassembly serves both.
+    sass = disassemble(nvdisasm, cubin, *(["-hex"] if stalls else []))
+    return sass, ptxas_resources(log), encoded_stalls(sass) if stalls else {}
 
 
 # ---- comparing and reporting ---------------------------------------------------------------
