@@ -143,8 +143,12 @@ template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, Sm
 // against pairs that split the dims and swap partial scores, 0.96-0.997 at the long and mid
 // shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel, whose registers go
 // to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> struct SmemOverlap {
+template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
+    // kCopyWarp: a warp of its own (warp 8 + kSW) copies the KV, not the Oᵀ warps; they tell it
+    // through `empty` when they have read a stage. Their copies, slot lookups and kOBar barrier
+    // were about a fifth of their working samples in Nsight Compute (NOTES.md, fifty-eighth).
+    static constexpr bool kCopyWarp = kCopyWarp_;
     static constexpr bool kQSmem = kQSmem_; // q's fragments at qf, not in the workspace
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
@@ -164,12 +168,15 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false> stru
     static constexpr int freed = ready + 16;                      // [2] Pᵀ of a parity read (Oᵀ → Sᵀ)
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
-    static constexpr int qf = (blk + 8 + 127) / 128 * 128;        // kQSmem: q_frag_bytes(kN8)
-    static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (blk + 8 + 15) / 16 * 16;
+    static constexpr int empty = blk + 8;                         // [kStages] kCopyWarp: stage s read (Oᵀ → copier)
+    static constexpr int end = empty + (kCopyWarp ? 8 * kStages : 0);
+    static constexpr int qf = (end + 127) / 128 * 128;            // kQSmem: q_frag_bytes(kN8)
+    static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (end + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
-    static constexpr int kThreads = vb::kWarp * (8 + kSW), kSW0 = 8;
-    static constexpr int kCopiers = vb::kWarp * 8;                                // the Oᵀ warps copy the KV
+    static constexpr int kThreads = vb::kWarp * (8 + kSW + kCopyWarp), kSW0 = 8, kCopyWarp0 = 8 + kSW;
+    static constexpr int kOThreads = vb::kWarp * 8;
+    static constexpr int kCopiers = kCopyWarp ? vb::kWarp : kOThreads; // the threads that copy the KV
     static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (the Sᵀ warps take none)
     __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
     __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
@@ -774,7 +781,7 @@ struct Onepass {
     // waited on the same number of times a piece. Within a role, one aligned named barrier: the
     // Oᵀ warps' kOBar (each Sᵀ warp scores its own rows and meets no other).
     // Bits of `phase`: the parity each mbarrier's next completion will have, as this thread waits.
-    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13 };
+    enum : int { kFullBit = 0, kReadyBit = 8, kFreedBit = 10, kSumsBit = 12, kBlkBit = 13, kEmptyBit = 14 };
     __device__ unsigned bar_at(int off) const { return smem_u32(smem + off); }
     __device__ void bar_wait(int off, int bit)
     {
@@ -789,10 +796,13 @@ struct Onepass {
             mbar_init(smem_u32(smem + L::full + 8 * st), L::kCopiers);
         for (int par = 0; par < 2; par++) {
             mbar_init(smem_u32(smem + L::ready + 8 * par), kSW * kWarp);
-            mbar_init(smem_u32(smem + L::freed + 8 * par), L::kCopiers);
+            mbar_init(smem_u32(smem + L::freed + 8 * par), L::kOThreads);
         }
         mbar_init(smem_u32(smem + L::sums), kSW * kWarp);
         mbar_init(smem_u32(smem + L::blk), L::kThreads);
+        if constexpr (L::kCopyWarp)
+            for (int st = 0; st < L::kStages; st++)
+                mbar_init(smem_u32(smem + L::empty + 8 * st), L::kOThreads);
     }
     static __device__ int next_stage(int st) { return st + 1 == L::kStages ? 0 : st + 1; }
     __device__ void copy_tile(int tile, int st, int64_t slot)
@@ -937,18 +947,23 @@ struct Onepass {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
         zero_o();
+        if constexpr (!L::kCopyWarp) {
 #pragma unroll
-        for (int i = 0; i < S; i++)
-            if (lo + i < hi)
-                copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
-        slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
+            for (int i = 0; i < S; i++)
+                if (lo + i < hi)
+                    copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
+            slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
+        }
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
             wait_full(st);
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
             accumulate(st, par, tile == lo, [&] {
-                if (tile + S < hi) {
-                    named_barrier(L::kOBar, L::kCopiers); // every Oᵀ warp has read the stage (Sᵀ: before ready)
+                if constexpr (L::kCopyWarp) {
+                    if (tile + S < hi) // the copier refills the stage (Sᵀ read it before ready)
+                        mbar_arrive(bar_at(L::empty + 8 * st));
+                } else if (tile + S < hi) {
+                    named_barrier(L::kOBar, L::kOThreads); // every Oᵀ warp has read the stage (Sᵀ: before ready)
                     copy_tile(tile + S, st, slot_next);
                     slot_next = tile + S + 1 < hi ? ps.key_slot(p, (int64_t)(tile + S + 1) * kKeys + key) : 0;
                 }
@@ -961,6 +976,42 @@ struct Onepass {
             write_o();
         else
             write_partial_o(w);
+    }
+
+    // The copier warp (L::kCopyWarp): the piece's KV tiles, each into its stage once every Oᵀ warp has read
+    // the tile before it there (`empty`); lane l looks up key l's slot a tile ahead.
+    __device__ void copy_piece()
+    {
+        constexpr int S = L::kStages;
+        const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
+        int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + lane);
+        for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
+            const int64_t next = tile + 1 < hi ? ps.key_slot(p, (int64_t)(tile + 1) * kKeys + lane) : 0;
+            if (tile >= lo + S)
+                bar_wait(L::empty + 8 * st, kEmptyBit + st);
+            issue_kv_warp(tile, st, slot);
+            cp_async_mbar_arrive(bar_at(L::full + 8 * st));
+            slot = next;
+        }
+    }
+    // One tile's copies by one warp: four keys an instruction, eight lanes a key, each lane
+    // chunks sub + 8·i of its key as issue_kv lays them out; lane l holds key l's slot.
+    __device__ void issue_kv_warp(int tile, int st, int64_t slot_of_lane)
+    {
+        const int sub = lane % 8;
+        const uint64_t evict_first = l2_evict_first_policy();
+#pragma unroll
+        for (int k4 = 0; k4 < kKeys / 4; k4++) {
+            const int key = 4 * k4 + lane / 8;
+            const int64_t slot = __shfl_sync(0xffffffffu, slot_of_lane, key);
+            const bool valid = (int64_t)tile * kKeys + key < ps.keys;
+            const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot) + 16 * sub;
+            asm("" : "+l"(src));
+            const unsigned dst = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes) + 16 * (sub ^ swz(key));
+#pragma unroll
+            for (int i = 0; i < kChunks / 8; i++)
+                cp_async16(dst + 16 * 8 * i, src + 16 * 8 * i, valid, evict_first);
+        }
     }
 
     // Sᵀ warps: the piece's scores and softmax, a tile ahead of Oᵀ, then its row sums.
@@ -1148,6 +1199,8 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         op.begin_piece(qfrag);
         if constexpr (kRole == 1)
             op.accumulate_piece(w);
+        else if (L::kCopyWarp && op.warp == L::kCopyWarp0)
+            op.copy_piece();
         else
             op.score_piece(qfrag);
         op.block_sync();

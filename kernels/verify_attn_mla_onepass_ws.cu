@@ -1,6 +1,7 @@
 // mla_onepass_ws: mla_onepass (mla_onepass.cuh, which explains the kernel) with its 72-row launches
 // as onepass_rr_kernel, whose units at long spans take the overlapped walk: eight Oᵀ warps beside
-// four Sᵀ warps, registers handed out by role with setmaxnreg. meson.build builds this file for
+// a warpgroup of four Sᵀ warps (three and a KV copier warp where a block may have 204 KB of shared
+// memory), registers handed out by role with setmaxnreg. meson.build builds this file for
 // the arch-specific targets sm_90a, sm_100a and sm_120a, which have setmaxnreg; other row counts
 // run onepass_kernel, as mla_onepass does.
 #include "mla_onepass.cuh"
@@ -48,10 +49,13 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // the light warps set the pace at a rate that does not follow their MMAs. With three warps of
 // three, a tile's Sᵀ took 3.9k and the walk 0.956-0.990 of the four-warp time hot, 0.958-0.993
 // cold, at the six overlapped A/B records (NOTES.md, fifty-eighth). The 99 KB build keeps four
-// (three not measured there).
+// (three not measured there). The fourth warp of the Sᵀ warpgroup copies the KV in the large
+// build (SmemOverlap's kCopyWarp), so the Oᵀ warps only read it: against the Oᵀ warps copying,
+// 0.946-0.962 of the time hot and 0.945-0.971 cold at the four longest A/B records, 0.985-1.005
+// at the shorter ones (H100, NOTES.md, fifty-ninth).
 constexpr int kLargeSWarps = 3;
 template <bool kLarge>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true>, OverlapLayout<kMaxN8>>;
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true, true>, OverlapLayout<kMaxN8>>;
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
@@ -206,5 +210,5 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 
 extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
     "mla_onepass_ws",
-    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 3 or 4 S warps, setmaxnreg",
+    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 4 S warps (or 3 and a KV copier), setmaxnreg",
     90, 1, workspace_bytes, unsupported_ws, launch};
