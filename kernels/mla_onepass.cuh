@@ -978,8 +978,8 @@ struct Onepass {
             write_partial_o(w);
     }
 
-    // The copier warp (L::kCopyWarp): the piece's KV tiles, each into its stage once every Oᵀ warp has read
-    // the tile before it there (`empty`); lane l looks up key l's slot a tile ahead.
+    // The copier warp (L::kCopyWarp): the piece's KV tiles, each into its stage once every Oᵀ
+    // warp has read the tile before it there (`empty`); lane l looks up key l's slot a tile ahead.
     __device__ void copy_piece()
     {
         constexpr int S = L::kStages;

@@ -51,7 +51,7 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // cold, at the six overlapped A/B records (NOTES.md, fifty-eighth). The 99 KB build keeps four
 // (three not measured there). The fourth warp of the Sᵀ warpgroup copies the KV in the large
 // build (SmemOverlap's kCopyWarp), so the Oᵀ warps only read it: against the Oᵀ warps copying,
-// 0.946-0.962 of the time hot and 0.945-0.971 cold at the four longest A/B records, 0.985-1.005
+// 0.946-0.962 of the time hot and 0.945-0.971 cold at the four longest A/B records, 0.985-1.008
 // at the shorter ones (H100, NOTES.md, fifty-ninth).
 constexpr int kLargeSWarps = 3;
 template <bool kLarge>
