@@ -954,14 +954,10 @@ struct Onepass {
                     copy_tile(lo + i, i, ps.key_slot(p, (int64_t)(lo + i) * kKeys + key));
             slot_next = lo + S < hi ? ps.key_slot(p, (int64_t)(lo + S) * kKeys + key) : 0;
         }
-        long long c_full = 0, c_ready = 0, c_acc = 0; // timing build (STAMPS)
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
-            const long long t0 = clock64();
             wait_full(st);
-            const long long t1 = clock64();
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
-            const long long t2 = clock64();
             accumulate(st, par, tile == lo, [&] {
                 if constexpr (L::kCopyWarp) {
                     if (tile + S < hi) // the copier refills the stage (Sᵀ read it before ready)
@@ -974,14 +970,7 @@ struct Onepass {
             });
             if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
                 mbar_arrive(bar_at(L::freed + 8 * par));
-            const long long t3 = clock64();
-            c_full += t1 - t0;
-            c_ready += t2 - t1;
-            c_acc += t3 - t2;
         }
-        if (lane == 0 && blockIdx.x % 33 == 0 && hi - lo >= 32)
-            printf("STAMPS O block %d warp %d tiles %d full %lld ready %lld acc %lld\n", (int)blockIdx.x, warp, hi - lo,
-                   c_full, c_ready, c_acc);
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
             write_o();
@@ -996,22 +985,14 @@ struct Onepass {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi;
         int64_t slot = ps.key_slot(p, (int64_t)lo * kKeys + lane);
-        long long c_empty = 0, c_issue = 0; // timing build (STAMPS)
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
-            const long long t0 = clock64();
             const int64_t next = tile + 1 < hi ? ps.key_slot(p, (int64_t)(tile + 1) * kKeys + lane) : 0;
             if (tile >= lo + S)
                 bar_wait(L::empty + 8 * st, kEmptyBit + st);
-            const long long t1 = clock64();
             issue_kv_warp(tile, st, slot);
             cp_async_mbar_arrive(bar_at(L::full + 8 * st));
             slot = next;
-            c_empty += t1 - t0;
-            c_issue += clock64() - t1;
         }
-        if (lane == 0 && blockIdx.x % 33 == 0 && hi - lo >= 32)
-            printf("STAMPS C block %d warp %d tiles %d empty %lld issue %lld\n", (int)blockIdx.x, warp, hi - lo, c_empty,
-                   c_issue);
     }
     // One tile's copies by one warp: four keys an instruction, eight lanes a key, each lane
     // chunks sub + 8·i of its key as issue_kv lays them out; lane l holds key l's slot.
@@ -1041,15 +1022,11 @@ struct Onepass {
 #pragma unroll
         for (int jj = 0; jj < kNt; jj++)
             ls[jj][0] = ls[jj][1] = 0.f;
-        long long c_freed = 0, c_sfull = 0, c_score = 0; // timing build (STAMPS)
         for (int tile = lo, st = 0; tile < hi; tile++, st = next_stage(st)) {
             const int par = (tile - lo) & 1;
-            const long long t0 = clock64();
             if (tile >= lo + 2)
                 bar_wait(L::freed + 8 * par, kFreedBit + par);
-            const long long t1 = clock64();
             wait_full(st);
-            const long long t2 = clock64();
             if constexpr (kN8 % kGroups == 0)
                 row_score_tile<kNt>(tile, st, par, qfrag, ls); // every group holds kNt
             else if (nt == kNt)
@@ -1057,14 +1034,7 @@ struct Onepass {
             else
                 row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
             mbar_arrive(bar_at(L::ready + 8 * par));
-            const long long t3 = clock64();
-            c_freed += t1 - t0;
-            c_sfull += t2 - t1;
-            c_score += t3 - t2;
         }
-        if (lane == 0 && blockIdx.x % 33 == 0 && hi - lo >= 32)
-            printf("STAMPS S block %d warp %d rowtiles %d tiles %d freed %lld full %lld score %lld\n", (int)blockIdx.x, warp,
-                   nt, hi - lo, c_freed, c_sfull, c_score);
         row_finish_sums(ls);
         mbar_arrive(bar_at(L::sums));
     }
