@@ -17,8 +17,8 @@ namespace {
 // mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
 // by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
 // registers (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ
-// warps', by scripts/sass_diff.py --loops) accumulate tile t while four Sᵀ warps
-// at 104 score tile t + 1 (OverlapLayout). Without setmaxnreg the same 12 warps get 168 each and
+// warps', by scripts/sass_diff.py --loops) accumulate tile t while the Sᵀ warpgroup at 104
+// scores tile t + 1 (OverlapLayout; kLargeSWarps for the large build's split). Without setmaxnreg the same 12 warps get 168 each and
 // ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
 // (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp walks at
 // 240 registers while the last four warps give theirs back and leave. The overlap pays only at
@@ -28,7 +28,7 @@ namespace {
 constexpr int kOverlapSpan = 16; // spans (positions) above which 72-row units overlap
 constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
-constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, 4 Sᵀ warps
+constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
 static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
 
