@@ -31,6 +31,8 @@
 #   profile          Nsight Compute on one launch of $PROFILE_KERNEL (mla_onepass unless set) at
 #                    bs 8 x 91k: OUTDIR/ncu-KERNEL.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
+# A stage that runs the binary first checks that it starts (built, its libraries found): if not,
+# one line in proof.log says why and the proof exits 4.
 # usage: scripts/gpu_proof.sh OUTDIR [STAGE...]   (default: every stage, in that order)
 set -u
 out=${1:?usage: scripts/gpu_proof.sh OUTDIR [STAGE...]}
@@ -72,6 +74,24 @@ if stage build; then
     msg=$(sh scripts/check_commit.sh "${VB_COMMIT:-}") || status=1
     note "$msg"
 fi
+
+# Every stage after the build runs the binary: if it does not start (not built, or a library
+# missing from the loader's path), say why once and stop, rather than letting each stage fail with
+# a reason buried in its log.
+for st in tiny capture faults sanitize paths configs targets baseline profile; do
+    stage "$st" || continue
+    if [ ! -x "$bin" ]; then
+        note "$bin is not built: run the build stage first"
+        note "proof status: 4"
+        exit 4
+    fi
+    if ! version=$("$bin" --version 2>&1); then
+        note "$bin does not run: $(printf '%s\n' "$version" | head -1)"
+        note "proof status: 4"
+        exit 4
+    fi
+    break
+done
 
 if stage tiny; then
     note "== tiny scenarios, generator bits checked against the host"
@@ -159,7 +179,8 @@ fi
 if stage baseline; then
     note "== Triton baselines on the same inputs"
     rm -rf "$bundles"
-    "$bin" export --out "$bundles" configs/*.json -q >"$out/export.txt" 2>&1 || { note "export failed"; status=1; }
+    "$bin" export --out "$bundles" configs/*.json -q >"$out/export.txt" 2>&1 ||
+        { note "export failed: $(tail -1 "$out/export.txt")"; status=1; }
     PYTHONUNBUFFERED=1 python3 scripts/triton_baseline.py "$bundles" --out "$out/triton_baseline.json" \
         >"$out/triton.txt" 2>&1
     rc=$?; tail -3 "$out/triton.txt"; note "triton baseline (builtin): exit $rc"; [ $rc -eq 0 ] || status=1
