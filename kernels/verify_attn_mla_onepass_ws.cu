@@ -43,7 +43,7 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // target shapes; cold 0.975-0.988 at the longest, up to 1.03-1.11 at short launches. This build
 // with the 8-warp walks' q left in the workspace took 1.12-1.14 at bs 8 × 4096, so L1 was the
 // cost (NOTES.md, fifty-seventh). The large build's overlapped walk has three Sᵀ warps of three
-// n8 row tiles each, the Sᵀ warpgroup's fourth warp leaving at once: per-warp clock64 stamps at
+// n8 row tiles each (S3; the Sᵀ warpgroup's fourth warp copies the KV, below): per-warp stamps at
 // bs 8 × 91k (H100) found the four-warp split's three light warps (two row tiles) scoring a tile
 // in 4.4k cycles and the heavy one (three) in 3.6k, its wait for the others filling the gap, so
 // the light warps set the pace at a rate that does not follow their MMAs. With three warps of
