@@ -14,16 +14,16 @@
 
 namespace {
 
-// mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out
-// by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200
-// registers (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ
-// warps', by scripts/sass_diff.py --loops) accumulate tile t while the Sᵀ warpgroup at 104
-// scores tile t + 1 (OverlapLayout; kLargeSWarps for the large build's split). Without setmaxnreg the same 12 warps get 168 each and
-// ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it gained
-// (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp walks at
-// 240 registers while the last four warps give theirs back and leave. The overlap pays only at
-// long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions but
-// 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
+// mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out by
+// role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200 registers
+// (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ warps', by
+// scripts/sass_diff.py --loops) accumulate tile t while the Sᵀ warpgroup at 104 scores tile t + 1
+// (OverlapLayout; kLargeSWarps for the large build's split). Without setmaxnreg the same 12 warps
+// get 168 each and ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it
+// gained (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp
+// walks at 240 registers while the last four warps give theirs back and leave. The overlap pays
+// only at long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions
+// but 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
 // registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first).
 constexpr int kOverlapSpan = 16; // spans (positions) above which 72-row units overlap
 constexpr int kRrThreads = 3 * 128;
@@ -59,6 +59,8 @@ using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
+static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads,
+              "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
@@ -95,8 +97,6 @@ __global__ void __maxnreg__(kRrLaunchRegs)
                 walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
             } else {
                 regs_dec<kOverlapSRegs>();
-                if (L::kThreads < kRrThreads && threadIdx.x >= L::kThreads)
-                    return; // warps past the layout's (the Sᵀ warpgroup's past L::kSW) have no role
                 walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
             }
             return;
