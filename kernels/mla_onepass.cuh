@@ -308,9 +308,14 @@ struct Onepass {
     // Issue the cp.async copies of one tile's KV rows into stage st, evict-first in L2 (read
     // once per unit; see ptx_sm80.cuh): A/B on the H200 (results/h200/NOTES.md, 2026-12-01,
     // eighth), bs 8 × 23k 187.1 → 181.9 µs, bs 8 × 4096 59.9 → 58.3, bs 1 × 200k 205.1 → 199.7.
+    // This thread's share: key tid / kLoaders, chunks tid % kLoaders + kLoaders·i.
     __device__ void issue_kv(int tile, int st, int64_t slot)
     {
-        const int key = tid / kLoaders, sub = tid % kLoaders;
+        issue_key(tile, st, tid / kLoaders, tid % kLoaders, slot);
+    }
+    // Key `key` of the tile (its row at `slot`) into stage st: chunks sub + kLoaders·i.
+    __device__ void issue_key(int tile, int st, int key, int sub, int64_t slot)
+    {
         const bool valid = (int64_t)tile * kKeys + key < ps.keys;
         // The row's address once, then immediate offsets: without the empty asm the compiler
         // folded each chunk's offset into its own 64-bit multiply-add of slot · stride, six
@@ -994,23 +999,15 @@ struct Onepass {
             slot = next;
         }
     }
-    // One tile's copies by one warp: four keys an instruction, eight lanes a key, each lane
-    // chunks sub + 8·i of its key as issue_kv lays them out; lane l holds key l's slot.
+    // One tile's copies by one warp: four keys an instruction, kLoaders (8) lanes a key, as
+    // issue_kv lays them out; lane l holds key l's slot.
     __device__ void issue_kv_warp(int tile, int st, int64_t slot_of_lane)
     {
-        const int sub = lane % 8;
-        const uint64_t evict_first = l2_evict_first_policy();
+        static_assert(kLoaders == 8 && kKeys == 32, "a warp copies four keys an instruction");
 #pragma unroll
         for (int k4 = 0; k4 < kKeys / 4; k4++) {
-            const int key = 4 * k4 + lane / 8;
-            const int64_t slot = __shfl_sync(0xffffffffu, slot_of_lane, key);
-            const bool valid = (int64_t)tile * kKeys + key < ps.keys;
-            const char *src = reinterpret_cast<const char *>(p.kv_buffer + (valid ? slot : 0) * p.stride_kv_slot) + 16 * sub;
-            asm("" : "+l"(src));
-            const unsigned dst = smem_u32(smem + L::kv + (st * kKeys + key) * kRowBytes) + 16 * (sub ^ swz(key));
-#pragma unroll
-            for (int i = 0; i < kChunks / 8; i++)
-                cp_async16(dst + 16 * 8 * i, src + 16 * 8 * i, valid, evict_first);
+            const int key = 4 * k4 + lane / kLoaders;
+            issue_key(tile, st, key, lane % kLoaders, __shfl_sync(0xffffffffu, slot_of_lane, key));
         }
     }
 
