@@ -1,9 +1,9 @@
-// mla_onepass_ws: mla_onepass (mla_onepass.cuh, which explains the kernel) with its 72-row launches
-// as onepass_rr_kernel, whose units at long spans take the overlapped walk: eight Oᵀ warps beside
-// a warpgroup of four Sᵀ warps (three and a KV copier warp where a block may have 204 KB of shared
-// memory), registers handed out by role with setmaxnreg. meson.build builds this file for
-// the arch-specific targets sm_90a, sm_100a and sm_120a, which have setmaxnreg; other row counts
-// run onepass_kernel, as mla_onepass does.
+// mla_onepass_ws: mla_onepass (mla_onepass.cuh, which explains the kernel) with its 72- and 64-row
+// launches as onepass_rr_kernel, whose units at long spans take the overlapped walk: eight Oᵀ warps
+// beside a warpgroup of four Sᵀ warps (for 72-row units three and a KV copier warp where a block
+// may have 204 KB of shared memory), registers handed out by role with setmaxnreg. meson.build
+// builds this file for the arch-specific targets sm_90a, sm_100a and sm_120a, which have
+// setmaxnreg; other row counts run onepass_kernel, as mla_onepass does.
 #include "mla_onepass.cuh"
 #include "ptx_sm90a.cuh"
 
@@ -14,8 +14,8 @@
 
 namespace {
 
-// mla_onepass_ws's 72-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed out by
-// role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200 registers
+// mla_onepass_ws's 72- and 64-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed
+// out by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200 registers
 // (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ warps', by
 // scripts/sass_diff.py --loops) accumulate tile t while the Sᵀ warpgroup at 104 scores tile t + 1
 // (OverlapLayout; kLargeSWarps for the large build's split). Without setmaxnreg the same 12 warps
@@ -24,8 +24,10 @@ namespace {
 // walks at 240 registers while the last four warps give theirs back and leave. The overlap pays
 // only at long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions
 // but 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
-// registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first).
-constexpr int kOverlapSpan = 16; // spans (positions) above which 72-row units overlap
+// registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first). With the copier warp, overlapping
+// above 8 positions took 0.922 of the time at bs 8 × 4096 (span 9) hot, but 1.03 cold and
+// 1.08-1.12 at three cold graph-bucket16 replays (H100, NOTES.md, sixtieth).
+constexpr int kOverlapSpan = 16; // spans (positions) above which 72- and 64-row units overlap
 constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
@@ -52,15 +54,24 @@ static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped wal
 // (three not measured there). The fourth warp of the Sᵀ warpgroup copies the KV in the large
 // build (SmemOverlap's kCopyWarp), so the Oᵀ warps only read it: against the Oᵀ warps copying,
 // 0.946-0.962 of the time hot and 0.945-0.971 cold at the four longest A/B records, 0.985-1.008
-// at the shorter ones (H100, NOTES.md, fifty-ninth).
-constexpr int kLargeSWarps = 3;
-template <bool kLarge>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kMaxN8, kLargeSWarps, 3, true, true>, OverlapLayout<kMaxN8>>;
+// at the shorter ones (H100, NOTES.md, fifty-ninth). 64-row units (eagle64's) split evenly, two
+// n8 row tiles for each of four Sᵀ warps, and the Oᵀ warps copy: on an H100, hot, 0.805 of the
+// 8-warp kernel's time at eagle64 (bs 8 × 4096) where three Sᵀ warps (3, 3 and 2 tiles) and the
+// copier took 0.956 (NOTES.md, sixtieth).
+template <int kN8> constexpr int kLargeSWarps = kN8 == kMaxN8 ? 3 : 4;
+template <bool kLarge, int kN8 = kMaxN8>
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3>,
+                                     OverlapLayout<kN8>>;
+// The unit sizes that take onepass_rr_kernel: 72 rows (9 n8 tiles) and 64 (8: eagle64's units).
+__host__ __device__ constexpr bool overlaps(int n8) { return n8 == kMaxN8 || n8 == kMaxN8 - 1; }
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
-static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads,
+static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads &&
+                  RrOverlap<true, 8>::kThreads == kRrThreads && RrOverlap<false, 8>::kThreads == kRrThreads,
               "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
+static_assert(RrOverlap<true, 8>::bytes <= kRrSmemBytes<true> && RrOverlap<false, 8>::bytes <= kRrSmemBytes<false>,
+              "the 72-row layouts are the largest");
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
@@ -86,9 +97,9 @@ __global__ void __maxnreg__(kRrLaunchRegs)
     static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
     const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
     const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
-    if constexpr (kN8 == kMaxN8) {
+    if constexpr (overlaps(kN8)) {
         if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
-            using L = RrOverlap<kLarge>;
+            using L = RrOverlap<kLarge, kN8>;
             if (threadIdx.x == 0)
                 Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
             __syncthreads(); // the one block barrier both roles reach from one instruction
@@ -175,22 +186,24 @@ int unsupported_ws(const vb_verify_params *p, char *why, size_t n)
     return unsupported(p, why, n);
 }
 
-template <bool kLarge> cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
+template <int kN8, bool kLarge>
+cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
     static bool set = false;
-    if (cudaError_t e = set_attributes(onepass_rr_kernel<kMaxN8, kLarge>, kRrSmemBytes<kLarge>, set))
+    if (cudaError_t e = set_attributes(onepass_rr_kernel<kN8, kLarge>, kRrSmemBytes<kLarge>, set))
         return e;
-    onepass_rr_kernel<kMaxN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
+    onepass_rr_kernel<kN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
     return cudaGetLastError();
 }
 
-// 72-row units take onepass_rr_kernel (its kLarge build where the device allows it); the other
-// row counts cannot overlap and keep the 8-warp kernel's 255 registers (eagle64's 64-row walk
-// spilled at 240: results/h200/NOTES.md, fiftieth).
+// 72- and 64-row units take onepass_rr_kernel (its kLarge build where the device allows it); the
+// other row counts keep the 8-warp kernel's 255 registers. At short spans a 64-row unit walks at
+// 240 registers, without local memory in its tile loop (sm_90a), and took 1.02 of the 255-register
+// kernel's time at eagle8 (bs 8 × 4096, span 8; H100, NOTES.md, sixtieth).
 template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
-    if constexpr (kN8 == kMaxN8) {
-        return large_here() ? launch_rr<true>(p, ws, c, stream) : launch_rr<false>(p, ws, c, stream);
+    if constexpr (overlaps(kN8)) {
+        return large_here() ? launch_rr<kN8, true>(p, ws, c, stream) : launch_rr<kN8, false>(p, ws, c, stream);
     } else {
         return launch_onepass_kernel<kN8>(p, ws, c, stream);
     }
@@ -210,5 +223,5 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 
 extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
     "mla_onepass_ws",
-    "mla_onepass with 72-row units at long spans warp-specialised: 8 O warps beside 4 S warps (or 3 and a KV copier), setmaxnreg",
+    "mla_onepass with 72- and 64-row units at long spans warp-specialised: 8 O warps beside 4 S warps (or 3 and a KV copier), setmaxnreg",
     90, 1, workspace_bytes, unsupported_ws, launch};
