@@ -32,7 +32,6 @@ constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
-static_assert(OverlapLayout<kMaxN8>::kThreads == kRrThreads, "the overlapped walk's roles fill three warpgroups");
 
 // The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
 // enough shared memory: sm_90 and sm_100, not sm_120): three KV stages and the piece's q
@@ -93,25 +92,24 @@ __global__ void __maxnreg__(kRrLaunchRegs)
     onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 // launched on compute capability 9.0, 10.0 and 12.0 only
+    static_assert(overlaps(kN8), "launch_main sends only the unit sizes that overlap here");
     extern __shared__ __align__(128) unsigned char smem[];
     static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
     const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
     const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
-    if constexpr (overlaps(kN8)) {
-        if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
-            using L = RrOverlap<kLarge, kN8>;
-            if (threadIdx.x == 0)
-                Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
-            __syncthreads(); // the one block barrier both roles reach from one instruction
-            if (wg < 2) {
-                regs_inc<kOverlapORegs>();
-                walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
-            } else {
-                regs_dec<kOverlapSRegs>();
-                walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
-            }
-            return;
+    if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
+        using L = RrOverlap<kLarge, kN8>;
+        if (threadIdx.x == 0)
+            Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
+        __syncthreads(); // the one block barrier both roles reach from one instruction
+        if (wg < 2) {
+            regs_inc<kOverlapORegs>();
+            walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
+        } else {
+            regs_dec<kOverlapSRegs>();
+            walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
         }
+        return;
     }
     if (wg == 2) {
         regs_dec<kIdleRegs>();
