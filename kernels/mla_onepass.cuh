@@ -456,6 +456,28 @@ struct Onepass {
         x = (mi >> 1) ^ swz(r8);
         return smem_u32(smem + L::kv + (st * kKeys + 8 * (mi & 1) + r8) * kRowBytes);
     }
+    // Four lane bases of K in stage st, one per c % 8; the rest of each address is immediate.
+    __device__ void k_lane_bases(int st, unsigned (&kb)[4]) const
+    {
+        int x;
+        const unsigned krow = k_lane_row(st, x);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            kb[i] = krow + 16 * ((2 * i) ^ x);
+    }
+    // K's A fragment for keys [16·mh, 16·mh + 16), chunks c and c + 1 (c even), from k_lane_bases.
+    static __device__ __forceinline__ void ldsm_k(unsigned (&a)[4], const unsigned (&kb)[4], int c, int mh)
+    {
+        ldsm_x4(a, kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
+    }
+    template <int NT> static __device__ __forceinline__ void zero_scores(float (&acc)[2][NT][4])
+    {
+#pragma unroll
+        for (int mh = 0; mh < 2; mh++)
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
+    }
 
     // Sᵀ for the tile's 32 keys × this warp's NT row tiles (from n8 tile j_lo), reduced over the
     // DN double k-steps (32 dims each) from D0. Two key halves per warp give 2·NT independent
@@ -463,19 +485,10 @@ struct Onepass {
     // that no MMA is predicated and every shared-memory offset is an immediate.
     template <int NT, int D0, int DN> __device__ void score_dims(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-                acc[mh][jj][0] = acc[mh][jj][1] = acc[mh][jj][2] = acc[mh][jj][3] = 0.f;
+        zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * (kChunks / 4) * kWarp + lane;
-        // Four lane bases, one per c % 8, the rest immediate (k_lane_row).
-        int x;
-        const unsigned krow = k_lane_row(st, x);
         unsigned kb[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            kb[i] = krow + 16 * ((2 * i) ^ x);
+        k_lane_bases(st, kb);
 #pragma unroll
         for (int ds = D0; ds < D0 + DN; ds++) {
             unsigned a[2][2][4];
@@ -483,8 +496,7 @@ struct Onepass {
             for (int mh = 0; mh < 2; mh++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const int c = 4 * ds + 2 * e;
-                    ldsm_x4(a[mh][e], kb[(c & 7) / 2] + 16 * (c & ~7) + 16 * mh * kRowBytes);
+                    ldsm_k(a[mh][e], kb, 4 * ds + 2 * e, mh);
                 }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
@@ -821,7 +833,73 @@ struct Onepass {
     // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
     template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
+        if constexpr (L::kQSmem)
+            row_scores_ahead<NT>(st, qfrag, acc);
+        else
+            score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
+    }
+    // row_scores in the large build (q in shared memory), each load issued half a double k-step
+    // before its MMAs: K of (ds, e = 1) before the MMAs of (ds, 0), K of (ds + 1, 0) and q of
+    // ds + 1 before those of (ds, 1). ptxas places score_dims' loads 4-5 instructions before
+    // their MMAs whatever the source order (results/h200/NOTES.md, fifty-eighth), and the stamps
+    // found the Sᵀ warps setting the tile period (3.7k cycles a tile against the Oᵀ warps' 1.4k,
+    // sixty-first), so each group of loads sits behind a branch ptxas keeps (ahead()): in its
+    // SASS a load now comes a median 16 instructions before its first use. On an H100, 0.88-0.92
+    // of the time hot and cold at the four longest A/B records (NOTES.md, sixty-first). A whole
+    // step ahead spilled inside the loop at 104 registers and took 1.05-1.07; in the 99 KB build
+    // (q through L1) this order spilled there too (sm_120a: 32 local accesses a tile), so that
+    // build keeps score_dims.
+    template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
+    {
+        constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
+        zero_scores(acc);
+        const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
+        unsigned kb[4];
+        k_lane_bases(st, kb);
+        unsigned a[2][2][4]; // K of the step's two k16 halves: [e][mh]
+        uint4 qv[2][NT];     // q of steps of each parity: [ds & 1]
+        auto load_k = [&](int ds, int e) {
+#pragma unroll
+            for (int mh = 0; mh < 2; mh++) {
+                ldsm_k(a[e][mh], kb, 4 * ds + 2 * e, mh);
+            }
+        };
+        auto load_q = [&](int ds) {
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+                qv[ds & 1][jj] = q_b(qf, q_own[0], jj, ds);
+        };
+        load_k(0, 0);
+        load_q(0);
+#pragma unroll
+        for (int ds = 0; ds < kSteps; ds++) {
+            const int b = ds & 1;
+            if (ahead())
+                load_k(ds, 1);
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int mh = 0; mh < 2; mh++)
+                    mma(acc[mh][jj], a[0][mh], qv[b][jj].x, qv[b][jj].y);
+            if (ds + 1 < kSteps && ahead()) {
+                load_k(ds + 1, 0);
+                load_q(ds + 1);
+            }
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int mh = 0; mh < 2; mh++)
+                    mma(acc[mh][jj], a[1][mh], qv[b][jj].z, qv[b][jj].w);
+        }
+    }
+    // True in every launch (heads >= 1), by an instruction neither compiler can fold: the branch
+    // on it keeps a group of loads in a block of its own, which ptxas does not sink into the
+    // MMAs after it.
+    __device__ __forceinline__ bool ahead() const
+    {
+        unsigned r;
+        asm volatile("{\n\t.reg .pred q;\n\tsetp.gt.s32 q, %1, 0;\n\tselp.u32 %0, 1, 0, q;\n\t}" : "=r"(r) : "r"(p.heads));
+        return r != 0;
     }
     // Hides keys past the request's end and, in tiles holding draft-token columns (or every
     // tile when the prefix is not promised visible), the tree mask's zeros, read from global

@@ -16,9 +16,10 @@ namespace {
 
 // mla_onepass_ws's 72- and 64-row launches (VB_SETMAXNREG): 12 warps at 168 registers each, handed
 // out by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200 registers
-// (144 accumulators; 5 local-memory accesses left in their tile loop, none in the Sᵀ warps', by
-// scripts/sass_diff.py --loops) accumulate tile t while the Sᵀ warpgroup at 104 scores tile t + 1
-// (OverlapLayout; kLargeSWarps for the large build's split). Without setmaxnreg the same 12 warps
+// (144 accumulators) accumulate tile t while the Sᵀ warpgroup at 104 scores tile t + 1
+// (OverlapLayout; kLargeSWarps for the large build's split). On sm_90a, scripts/sass_diff.py --loops
+// finds 4 local-memory accesses in each role's tile loop of the 72-row large build (the Sᵀ warps'
+// since their loads go half a step ahead, row_scores_ahead). Without setmaxnreg the same 12 warps
 // get 168 each and ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it
 // gained (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp
 // walks at 240 registers while the last four warps give theirs back and leave. The overlap pays
