@@ -495,9 +495,8 @@ struct Onepass {
 #pragma unroll
             for (int mh = 0; mh < 2; mh++)
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
+                for (int e = 0; e < 2; e++)
                     ldsm_k(a[mh][e], kb, 4 * ds + 2 * e, mh);
-                }
 #pragma unroll
             for (int jj = 0; jj < NT; jj++) {
                 const uint4 qv = q_b(qf, q_own[kQDirect ? jj : 0], jj, ds);
@@ -844,8 +843,9 @@ struct Onepass {
     // their MMAs whatever the source order (results/h200/NOTES.md, fifty-eighth), and the stamps
     // found the Sᵀ warps setting the tile period (3.7k cycles a tile against the Oᵀ warps' 1.4k,
     // sixty-first), so each group of loads sits behind a branch ptxas keeps (ahead()): in its
-    // SASS a load now comes a median 16 instructions before its first use. On an H100, 0.88-0.92
-    // of the time hot and cold at the four longest A/B records (NOTES.md, sixty-first). A whole
+    // SASS a load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93
+    // of the time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still
+    // the period (NOTES.md, sixty-first). A whole
     // step ahead spilled inside the loop at 104 registers and took 1.05-1.07; in the 99 KB build
     // (q through L1) this order spilled there too (sm_120a: 32 local accesses a tile), so that
     // build keeps score_dims.
@@ -860,9 +860,8 @@ struct Onepass {
         uint4 qv[2][NT];     // q of steps of each parity: [ds & 1]
         auto load_k = [&](int ds, int e) {
 #pragma unroll
-            for (int mh = 0; mh < 2; mh++) {
+            for (int mh = 0; mh < 2; mh++)
                 ldsm_k(a[e][mh], kb, 4 * ds + 2 * e, mh);
-            }
         };
         auto load_q = [&](int ds) {
 #pragma unroll
