@@ -842,8 +842,10 @@ struct Onepass {
     // ds + 1 before those of (ds, 1). ptxas places score_dims' loads 4-5 instructions before
     // their MMAs whatever the source order (results/h200/NOTES.md, fifty-eighth), and the stamps
     // found the Sᵀ warps setting the tile period (3.7k cycles a tile against the Oᵀ warps' 1.4k,
-    // sixty-first), so each group of loads sits behind a branch ptxas keeps (ahead()): in its
-    // SASS a load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93
+    // sixty-first), so each group of loads is conditional on ahead(), a test ptxas cannot fold.
+    // ptxas turns those branches into predicated loads (70 of the tile's 72 ldmatrix, 51 of its
+    // 54 q loads, on sm_90a) and, unlike the plain ones, issues them well ahead: in its SASS a
+    // load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93
     // of the time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still
     // the period (NOTES.md, sixty-first). A whole
     // step ahead spilled inside the loop at 104 registers and took 1.05-1.07; in the 99 KB build
@@ -891,9 +893,8 @@ struct Onepass {
                     mma(acc[mh][jj], a[1][mh], qv[b][jj].z, qv[b][jj].w);
         }
     }
-    // True in every launch (heads >= 1), by an instruction neither compiler can fold: the branch
-    // on it keeps a group of loads in a block of its own, which ptxas does not sink into the
-    // MMAs after it.
+    // True in every launch (heads >= 1), by an instruction neither compiler can fold, so the
+    // loads that depend on it stay conditional (predicated in the SASS).
     __device__ __forceinline__ bool ahead() const
     {
         unsigned r;
