@@ -845,14 +845,14 @@ struct Onepass {
     // sixty-first), so each group of loads is conditional on ahead(), a test ptxas cannot fold.
     // ptxas turns those branches into predicated loads (70 of the tile's 72 ldmatrix, 51 of its
     // 54 q loads, on sm_90a) and, unlike the plain ones, issues them well ahead: in its SASS a
-    // load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93
-    // of the time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still
-    // the period (NOTES.md, sixty-first). A whole
-    // step ahead spilled inside the loop at 104 registers and took 1.05-1.07; in the 99 KB build
-    // (q through L1) this order spilled there too (sm_120a: 32 local accesses a tile), so that
-    // build keeps score_dims.
+    // load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93 of the
+    // time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still the
+    // period (NOTES.md, sixty-first). A whole step ahead spilled inside the loop at 104 registers
+    // and took 1.05-1.07; in the 99 KB build (q through L1) this order spilled there too (sm_120a:
+    // 32 local accesses a tile), so that build keeps score_dims.
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
+        static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
