@@ -40,10 +40,10 @@
 // Two registry entries share this header. mla_onepass (verify_attn_mla_onepass.cu) runs
 // onepass_kernel (the 8-warp walks at 255 registers) everywhere. mla_onepass_ws
 // (verify_attn_mla_onepass_ws.cu), where setmaxnreg exists (sm_90a, sm_100a, sm_120a: meson.build
-// builds that file for those targets), runs 72-row launches as onepass_rr_kernel:
+// builds that file for those targets), runs 72- and 64-row launches as onepass_rr_kernel:
 // 12 warps, registers handed out by role. Its units at spans longer than kOverlapSpan take the
 // overlapped walk (SmemOverlap): eight Oᵀ warps at 200 registers accumulate tile t while four Sᵀ
-// warps at 104 (three in its Hopper-sized build) score tile t + 1, the roles meeting at
+// warps at 104 (three at 72 rows in its Hopper-sized build) score tile t + 1, the roles meeting at
 // mbarriers only; everything else runs the 8-warp walks at 240 registers. It is a separate entry
 // because no launch can choose between the two kernels on the host (the spans come from the
 // lengths a graph replays with), and the 12-warp kernel costs the short launches 2-9%

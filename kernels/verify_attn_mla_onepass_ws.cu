@@ -198,8 +198,9 @@ cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c,
 // 72- and 64-row units take onepass_rr_kernel (its kLarge build where the device allows it); the
 // other row counts keep the 8-warp kernel's 255 registers. At short spans a 64-row unit walks at
 // 240 registers (sm_90a: 2 local-memory accesses in that tile loop in the large build, none in the
-// 99 KB one) and took 1.02 of the 255-register kernel's time at eagle8 (bs 8 × 4096, span 8; H100,
-// NOTES.md, sixtieth).
+// 99 KB one): 1.02 of the 255-register kernel's time at eagle8 (bs 8 × 4096, span 8; H100 A/B,
+// NOTES.md, sixtieth), and 1.05-1.08 at the shorter 8-node chains and trees between the H100
+// results runs at 87247d6 and 4edb78c (results/h100/4edb78c), the price of eagle64's 0.77.
 template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
     if constexpr (overlaps(kN8)) {
