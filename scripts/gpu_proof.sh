@@ -28,7 +28,8 @@
 #                    here with git archive, REGRESS_BASE_SRC=DIR named REGRESS_BASE=NAME, on
 #                    $REGRESS_ARGS (default: every shipped scenario): OUTDIR/regress.md and
 #                    regress.json, the runs under OUTDIR/regress-runs/; the base builds in build-gpu/
-#   profile          Nsight Compute on one launch of $PROFILE_KERNEL (mla_onepass unless set) at
+#   profile          Nsight Compute on one launch of $PROFILE_KERNEL (mla_onepass unless set; its
+#                    shared-memory wavefronts and pipe use among the sections) at
 #                    bs 8 x 91k: OUTDIR/ncu-KERNEL.prof
 # Logs end up in OUTDIR/logs.tgz; OUTDIR keeps the results, the summaries and proof.log.
 # A stage that runs the binary first checks that it starts (built, its libraries found): if not,
@@ -237,10 +238,17 @@ fi
 
 if stage profile; then
     pk=${PROFILE_KERNEL:-mla_onepass}
-    note "== ncu: one $pk launch at bs 8 x 91k"
+    # The device function each entry launches at 72 rows: mla_onepass_ws's is onepass_rr_kernel,
+    # which the entry's name alone would not match.
+    case $pk in
+    mla_onepass_ws) fn=onepass_rr_kernel ;;
+    *) fn=${pk#mla_}_kernel ;;
+    esac
+    note "== ncu: one $pk launch ($fn) at bs 8 x 91k"
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-        --section SourceCounters -k "regex:${pk#mla_}_kernel" -c 1 "$bin" configs/context_lengths.json \
+        --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis \
+        --section SourceCounters -k "regex:$fn" -c 1 "$bin" configs/context_lengths.json \
         -f "size=8,batch.prefix_len=91000" -k "$pk" -q --no-ceilings --gpu-timeout 0 --iterations 3 --cold-l2 off \
         >"$out/ncu-$pk.prof" 2>&1
     note "ncu: exit $?"
