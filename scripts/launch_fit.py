@@ -122,7 +122,12 @@ def main(argv):
     kernels = args.kernel or kernels_of(results, args.mode, args.timing, args.variant)
     read_gbps = (results.get("ceilings") or {}).get("read_gbps")
     out = {}
+    present = kernels_of(results, args.mode, args.timing, args.variant)
     for k in kernels:
+        if k not in present:
+            print(f"launch_fit.py: {args.results}: kernel {k}: fewer than two timed {args.mode} records of variant "
+                  f"{args.variant} (kernels that have them: {', '.join(present) or 'none'})", file=sys.stderr)
+            return 2
         pts = points(results, k, args.mode, args.timing, args.variant)
         try:
             rate, a, b = fit(pts, args.pair)

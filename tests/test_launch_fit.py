@@ -84,7 +84,7 @@ def main():
     # Refusals: one line, exit 2.
     for data, args, why in [
         ("{}", [], "not a verifybench.results/1 file"),
-        (results(SCEN), ["-k", "nope"], "kernel nope: fewer than two timed records"),
+        (results(SCEN), ["-k", "nope"], "kernel nope: fewer than two timed graph records of variant base (kernels that have them: k, other)"),
         (results(SCEN), ["-k", "k", "--pair", "short", "gone"], "no timed record of scenario 'gone'"),
         (results([scenario("a", 10**8, [rec("k", 100.0)]), scenario("b", 12 * 10**7, [rec("k", 110.0)])]), [],
          "too close to set a rate"),
