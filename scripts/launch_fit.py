@@ -22,7 +22,7 @@ usage: scripts/launch_fit.py RESULTS.json [-k KERNEL ...] [--mode graph|eager] [
   -k         kernels to fit (default: every kernel with at least two timed records)
   --pair     the two scenarios that set the rate (default: the kernel's two with the most bytes)
   exit 2 on a file that is not a results file, an unknown kernel or scenario, or a pair whose
-  bytes are too close to set a rate
+  bytes are too close to set a rate or whose longer record is not slower
 """
 import argparse
 import json
