@@ -64,9 +64,7 @@ def fit(pts, pair=None):
         if missing:
             raise ValueError(f"--pair: no timed record of scenario {missing[0]!r}")
         a, b = sorted((by_name[pair[0]], by_name[pair[1]]), key=lambda p: p[1])
-    else:
-        if len(pts) < 2:
-            raise ValueError("fewer than two timed records")
+    else:  # main fits only kernels with two or more points
         a, b = pts[-2], pts[-1]
     if b[1] < MIN_BYTES_RATIO * a[1]:
         raise ValueError(f"{a[0]} and {b[0]} move {a[1]} and {b[1]} bytes: less than "
@@ -119,10 +117,10 @@ def main(argv):
     if why:
         print(f"launch_fit.py: {args.results}: {why}; the fit covers only the scenarios it reached",
               file=sys.stderr)
-    kernels = args.kernel or kernels_of(results, args.mode, args.timing, args.variant)
+    present = kernels_of(results, args.mode, args.timing, args.variant)
+    kernels = args.kernel or present
     read_gbps = (results.get("ceilings") or {}).get("read_gbps")
     out = {}
-    present = kernels_of(results, args.mode, args.timing, args.variant)
     for k in kernels:
         if k not in present:
             print(f"launch_fit.py: {args.results}: kernel {k}: fewer than two timed {args.mode} records of variant "
