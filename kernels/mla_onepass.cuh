@@ -20,9 +20,11 @@
 //   memory by ldmatrix, Q from global memory. Q (83 KB at 72 rows) does
 //   not fit beside the KV stages in 99 KB, so at the start of a piece the CTA copies it into
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
-//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1). The
-//   shortest launches (quads whose pieces are mostly one tile) skip the copy and load the B
-//   registers straight from q, four 4-byte loads a lane (kQDirect).
+//   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1); in
+//   mla_onepass_ws's Hopper-sized build the copy goes to shared memory (SmemQ, SmemOverlap's
+//   kQSmem), by 4-byte cp.async. The shortest launches (quads whose pieces are mostly one
+//   tile) skip the copy and load the B registers straight from q, four 4-byte loads a lane
+//   (kQDirect).
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
 //   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
 //   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
@@ -384,6 +386,14 @@ struct Onepass {
         return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
     }
 
+    // The first of the four bf16 pairs (four apart) that fill qfrag[i] (see begin_piece): pair
+    // 16·ds + c of row 8j + g, dims 32·ds + 2c.
+    __device__ const unsigned *qfrag_src(int i) const
+    {
+        const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
+        return reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * j + ln / 4)) + 16 * ds + ln % 4;
+    }
+
     // Per-row token indices and running stats into shared memory, the piece's q into qfrag
     // in B-fragment order (or, kQDirect, this lane's pointers into q); zero accumulators. Ends
     // with a barrier (qfrag is read after it).
@@ -415,12 +425,24 @@ struct Onepass {
             for (int jj = 0; jj < kNt; jj++)
                 q_own[jj] = q_pairs(j_lo + jj);
         }
+        if constexpr (L::kQSmem && !kQDirect) {
+            // Into shared memory by cp.async, every word of the piece's q in flight at once
+            // instead of a register round trip per unrolled group of four loads.
+            for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
+                const unsigned *q = qfrag_src(i);
+                const unsigned dst = smem_u32(qfrag + i);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    cp_async4(dst + 4 * k, q + 4 * k);
+            }
+            cp_async_commit();
+            cp_async_wait<0>();
+        } else if constexpr (!kQDirect) {
 #pragma unroll 4
-        for (int i = tid; !kQDirect && i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
-            const int ln = i % kWarp, ds = (i / kWarp) % (kChunks / 4), j = i / (kWarp * (kChunks / 4));
-            const unsigned *q = reinterpret_cast<const unsigned *>(ps.q_row(p, 8 * j + ln / 4));
-            const int pr = 16 * ds + ln % 4; // pair index of dims 32·ds + 2c
-            qfrag[i] = make_uint4(__ldg(q + pr), __ldg(q + pr + 4), __ldg(q + pr + 8), __ldg(q + pr + 12));
+            for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
+                const unsigned *q = qfrag_src(i);
+                qfrag[i] = make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
+            }
         }
         if constexpr (!L::kOverlap) // the overlapped walk's Oᵀ warps zero theirs (accumulate_piece)
             zero_o();
