@@ -82,6 +82,7 @@ constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives 
 // Schedule: a piece's fixed cost (the q copy, the pipeline's fill, the partial and its merge)
 // and the smallest span, in tiles. c0 = 6 against 2 (results/h200/NOTES.md): bs 8 × 4096
 // 74.4 → 65.6 µs, bs 1 × 4096 54.5 → 39.5, bs 8 × 23k 205 → 196; no change at bs 1 × 512.
+// mla_onepass's; mla_onepass_ws passes its own (kC0Ws) to config_for and launch_rows.
 constexpr int kC0 = 6, kMinSpan = 1;
 // A piece's q in B-fragment order ([n8 · 18][kWarp] uint4), for n8 row tiles.
 __host__ __device__ constexpr int q_frag_bytes(int n8) { return n8 * 8 * kRowBytes; }
@@ -1398,11 +1399,12 @@ void choose_rows(int64_t max_rows, int &n8, int &tiles)
         n8 = 1;
 }
 
-SchedConfig config_for(const vb_verify_params &lim)
+// kPieceCost: the schedule's c0 for the entry (kC0 for mla_onepass).
+template <int kPieceCost> SchedConfig config_for(const vb_verify_params &lim)
 {
     int n8 = 1, tiles = 1;
     choose_rows((int64_t)lim.max_draft * lim.heads, n8, tiles);
-    return sched_config(lim, 8 * n8, tiles, kC0, kMinSpan, kKeys * kDqk * 2);
+    return sched_config(lim, 8 * n8, tiles, kPieceCost, kMinSpan, kKeys * kDqk * 2);
 }
 
 // Kernel attributes are host-side settings, not stream work: allowed while a capture is open.
@@ -1418,9 +1420,9 @@ template <class K> cudaError_t set_attributes(K kernel, int bytes, bool &set)
     return e;
 }
 
-size_t workspace_bytes(const vb_verify_params *lim)
+template <int kPieceCost> size_t workspace_bytes(const vb_verify_params *lim)
 {
-    const SchedConfig c = config_for(*lim);
+    const SchedConfig c = config_for<kPieceCost>(*lim);
     return SchedWorkspace::bytes(c, lim->batch, kDv, kQFragBytes);
 }
 
@@ -1445,16 +1447,16 @@ template <int kN8> cudaError_t launch_onepass_kernel(const vb_verify_params &p, 
     return cudaGetLastError();
 }
 
-// A launch of an entry: its configuration for the capture limits, the main launch for the row
-// count (main(std::integral_constant<int, n8>, config)), then the combine.
-template <class Main> cudaError_t launch_rows(const vb_verify_params *p, void *ws, cudaStream_t stream, const char *name,
-                                              Main main)
+// A launch of an entry: its configuration for the capture limits (piece cost kPieceCost), the
+// main launch for the row count (main(std::integral_constant<int, n8>, config)), then the combine.
+template <int kPieceCost, class Main>
+cudaError_t launch_rows(const vb_verify_params *p, void *ws, cudaStream_t stream, const char *name, Main main)
 {
     if (cudaError_t e = check_scheduled_launch(*p, ws, name))
         return e;
     if ((int64_t)p->max_tokens * p->heads == 0)
         return cudaSuccess;
-    const SchedConfig c = config_for(*p);
+    const SchedConfig c = config_for<kPieceCost>(*p);
     cudaError_t e;
     switch (c.rows / 8) {
     case 1: e = main(std::integral_constant<int, 1>(), c); break;

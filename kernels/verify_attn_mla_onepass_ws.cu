@@ -29,6 +29,12 @@ namespace {
 // above 8 positions took 0.922 of the time at bs 8 × 4096 (span 9) hot, but 1.03 cold and
 // 1.08-1.12 at three cold graph-bucket16 replays (H100, NOTES.md, sixtieth).
 constexpr int kOverlapSpan = 16; // spans (positions) above which 72- and 64-row units overlap
+// The schedule's piece cost c0, in tiles (mla_onepass.cuh's kC0 is 6): the overlapped walk's piece
+// pays its pipeline's fill and drain beside the q copy and the partial, so CTAs holding two pieces
+// ended last (phase stamps, NOTES.md, sixty-fifth). 8 against 6 on an H100 (two A/B runs of two
+// rounds each): bs 32 ragged eagle64 0.944-0.949, bs 8 ragged short-long 0.952-0.959, bs 8 × 23k
+// 0.990, bs 8 × 4096 0.981-0.992, no record above 1.005. mla_onepass keeps 6 (bs 32 × 4k 1.018).
+constexpr int kC0Ws = 8;
 constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
@@ -213,7 +219,7 @@ template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
     // The arguments are checked first (launch_rows), whatever the device.
-    return launch_rows(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
+    return launch_rows<kC0Ws>(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
         if (!runs_here())
             return cudaErrorNotSupported; // unsupported_ws says why
         return launch_main<decltype(n8)::value>(*p, ws, c, stream);
@@ -225,4 +231,4 @@ cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 extern "C" const vb_kernel vb_kernel_mla_onepass_ws = {
     "mla_onepass_ws",
     "mla_onepass with 72- and 64-row units at long spans warp-specialised: 8 O warps beside 4 S warps (or 3 and a KV copier), setmaxnreg",
-    90, 1, workspace_bytes, unsupported_ws, launch};
+    90, 1, workspace_bytes<kC0Ws>, unsupported_ws, launch};
