@@ -57,6 +57,7 @@
 #include <type_traits>
 
 #include "mla_schedule.cuh"
+#include "phase_stamps.cuh"
 #include "ptx_sm80.cuh"
 
 namespace {
@@ -1048,7 +1049,7 @@ struct Onepass {
 
     // Oᵀ warps: the piece's copies and Oᵀ, then its o (or partial). The whole life of the
     // accumulators is inside this function, so the Sᵀ warps' code does not hold them.
-    __device__ void accumulate_piece(const SchedWorkspace &w)
+    __device__ void accumulate_piece(const SchedWorkspace &w, PhaseStamps &stamps)
     {
         constexpr int S = L::kStages;
         const int lo = ps.pc.tile_lo, hi = ps.pc.tile_hi, key = tid / kLoaders;
@@ -1077,6 +1078,7 @@ struct Onepass {
             if (tile + 2 < hi) // Sᵀ of tile + 2 may overwrite them
                 mbar_arrive(bar_at(L::freed + 8 * par));
         }
+        stamps.mark(PhaseStamps::kLoopEnd);
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
             write_o();
@@ -1227,6 +1229,8 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = q_fragments<L>(w, smem);
     Op op(p, smem, ps);
+    PhaseStamps stamps;
+    stamps.begin(threadIdx.x == 0);
     for (;;) {
         if (threadIdx.x == 0) {
             while (going && (going = sched.next(p, c, ps.pc))) {
@@ -1241,17 +1245,22 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         Op::sync8();
         if (!more)
             break;
+        stamps.mark(PhaseStamps::kStart);
         op.begin_piece(qfrag);
+        stamps.mark(PhaseStamps::kQCopied);
         op.run_tiles(qfrag);
         Op::sync8();
+        stamps.mark(PhaseStamps::kLoopEnd);
         if (ps.pc.direct)
             op.write_output();
         else
             op.write_partial(w);
         if (ps.pc.plan_owner && threadIdx.x == 0)
             w.record_plan(ps.pc, c.row_tiles);
+        stamps.mark(PhaseStamps::kWritten);
         Op::sync8(); // the next piece reuses every shared buffer
     }
+    stamps.print();
 }
 
 // The overlapped walk of one role (kRole 1: the Oᵀ warps, 2: the Sᵀ warps) of a 72-row unit's
@@ -1283,6 +1292,8 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
     op.block_sync(); // the prefix array shares memory with the KV stages
     const SchedWorkspace w(ws, c, p.batch, kDv);
     uint4 *qfrag = q_fragments<L>(w, smem);
+    PhaseStamps stamps; // thread 0, an Oᵀ thread: the loop's end is where its warps finish
+    stamps.begin(kRole == 1 && threadIdx.x == 0);
     for (;;) {
         if (threadIdx.x == 0) {
             if (going && (going = sched.next(p, c, ps.pc))) {
@@ -1294,9 +1305,11 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         op.block_sync();
         if (!sh.more)
             break;
+        stamps.mark(PhaseStamps::kStart);
         op.begin_piece(qfrag);
+        stamps.mark(PhaseStamps::kQCopied);
         if constexpr (kRole == 1)
-            op.accumulate_piece(w);
+            op.accumulate_piece(w, stamps);
         else if (L::kCopyWarp && op.warp == L::kCopyWarp0)
             op.copy_piece();
         else
@@ -1308,8 +1321,10 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
             op.write_partial_stats(w);
         if (ps.pc.plan_owner && threadIdx.x == 0)
             w.record_plan(ps.pc, c.row_tiles);
+        stamps.mark(PhaseStamps::kWritten);
         op.block_sync(); // the next piece reuses every shared buffer
     }
+    stamps.print();
 }
 
 // Short launches put a 72-row unit on several CTAs, each computing a share of its rows over

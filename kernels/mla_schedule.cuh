@@ -21,6 +21,7 @@
 // launch; the combine reads only plan entries of units present in this launch.
 #pragma once
 
+#include "phase_stamps.cuh"
 #include "ptx_sm80.cuh"
 #include "verify_common.cuh"
 
@@ -727,10 +728,13 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
     const int items = list.items;
     if ((int)blockIdx.x >= items) // no round: the lists below are never written
         return;
+    CombineStamps stamps;
+    stamps.enter();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (kDependent)
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+    stamps.wait_done();
     for (int base = blockIdx.x; base < items; base += gridDim.x * kCombineThreads) {
         list_round(p, list, w.plan, base, few, more, nfew, nmore);
         merge_few<kDv>(p, w, c, few, nfew, warp, lane);
@@ -775,6 +779,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_pieces(vb_verify_para
         __syncthreads(); // every warp's reads of the listed pieces done
         drop_listed<kDv>(w, c, few, more, nfew, nmore);
     }
+    stamps.print();
 }
 
 // Blocks of the combine that fit on an SM at once (1 when the query fails: its error is not
