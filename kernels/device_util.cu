@@ -1,5 +1,6 @@
 #include "device_util.h"
 
+#include "phase_stamps.cuh"
 #include "vb_bf16.h"
 
 namespace {
@@ -63,4 +64,9 @@ extern "C" cudaError_t vb_dev_mma_probe(float *sink, int sms, int iters, double 
     mma_kernel<<<blocks, warps * 32, 0, stream>>>(sink, iters);
     *flops = (double)blocks * warps * iters * 8 * (2.0 * 16 * 8 * 16);
     return cudaGetLastError();
+}
+
+extern "C" int vb_dev_phase_stamps(void)
+{
+    return vb::kPhaseStamps ? 1 : 0;
 }

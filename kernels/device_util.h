@@ -20,6 +20,9 @@ cudaError_t vb_dev_mma_probe(float *sink, int sms, int iters, double *flops, cud
 /* bf16 wgmma m64n128k16 loop, operands in shared memory (wgmma_probe_sm90a.cu: sm_90a only,
  * call it on a compute-capability 9.0 device); returns the flops one launch performs. */
 cudaError_t vb_dev_wgmma_probe(float *sink, int sms, int iters, double *flops, cudaStream_t stream);
+/* 1 when the kernels were built with -Dphase_stamps=true (kernels/phase_stamps.cuh): mla_onepass
+ * and mla_onepass_ws then print stamps, and their times are not the kernels' own. */
+int vb_dev_phase_stamps(void);
 
 #ifdef __cplusplus
 }

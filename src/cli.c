@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_util.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -229,7 +230,8 @@ int vb_cli_parse(int argc, char **argv, vb_cli *cli)
             return VB_EXIT_OK;
         }
         if (c == 'V') {
-            printf("verifybench %s (commit %s)\n", VB_VERSION, VB_GIT_COMMIT);
+            printf("verifybench %s (commit %s)%s\n", VB_VERSION, VB_GIT_COMMIT,
+                   vb_dev_phase_stamps() ? ", built with -Dphase_stamps=true: the onepass kernels' times are not their own" : "");
             return VB_EXIT_OK;
         }
         if (c == '?')

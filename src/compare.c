@@ -99,6 +99,12 @@ int vb_compare_kernels(const vb_results *old_r, const vb_results *new_r, double 
             }
         }
     }
+    if (old_r->phase_stamps != new_r->phase_stamps) { /* a diagnostic build's times are not the kernels' */
+        snprintf(why, why_len, "the %s run was built with -Dphase_stamps=true and the %s was not: its onepass "
+                 "kernels' times are not their own", old_r->phase_stamps ? "old" : "new",
+                 old_r->phase_stamps ? "new" : "old");
+        return -1;
+    }
     if (!allow_different_gpu && !same_gpu(old_r, new_r, why, why_len))
         return -1;
     out->rows = calloc((size_t)(old_r->n_records + new_r->n_records) + 1, sizeof *out->rows);
@@ -198,7 +204,8 @@ static void fmt_change(char *buf, size_t n, const vb_compare_row *r)
 
 static void describe_run(FILE *f, const char *what, const vb_results *r)
 {
-    fprintf(f, "%s: commit %s, %s, %s\n", what, r->commit, r->date, r->gpu.present ? r->gpu.name : "no GPU");
+    fprintf(f, "%s: commit %s, %s, %s%s\n", what, r->commit, r->date, r->gpu.present ? r->gpu.name : "no GPU",
+            r->phase_stamps ? " (a -Dphase_stamps=true build)" : "");
 }
 
 static void print_rows(FILE *f, const vb_compare *c, int markdown)

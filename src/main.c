@@ -23,6 +23,7 @@
 #include "checks.h"
 #include "cli.h"
 #include "cpu_model.h"
+#include "device_util.h"
 #include "fileutil.h"
 #include "gpu.h"
 #include "inputs.h"
@@ -379,6 +380,7 @@ static void stamp_results(vb_results *r)
     snprintf(r->version, sizeof r->version, "%s", VB_VERSION);
     snprintf(r->commit, sizeof r->commit, "%s", VB_GIT_COMMIT);
     r->cpus = vb_parallel_workers(0);
+    r->phase_stamps = vb_dev_phase_stamps();
 }
 
 static int write_reports(const run_ctx *x)
@@ -537,6 +539,9 @@ static int run(const vb_cli *cli, const vb_scenario_list *list, int bad_input)
     x.total = list->count;
     vb_results_init(&x.results);
     stamp_results(&x.results);
+    if (x.results.phase_stamps)
+        vb_notice("built with -Dphase_stamps=true: mla_onepass and mla_onepass_ws print phase stamps, "
+                  "and their times are not the kernels' own (the results file says so)");
     if (select_kernels(&x))
         return VB_EXIT_INPUT;
     if (outputs_unwritable(cli) || vb_baselines_read(cli, x.baselines)) {

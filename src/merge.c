@@ -31,10 +31,14 @@ static int add_parts(vb_run_part *parts, int *n, const vb_results *r)
 static int same_build(const vb_results *a, const char *a_path, const vb_results *b, const char *b_path, char *why,
                       size_t n)
 {
-    if (!strcmp(a->version, b->version) && !strcmp(a->commit, b->commit))
+    if (strcmp(a->version, b->version) || strcmp(a->commit, b->commit))
+        snprintf(why, n, "%s: tool: version %s, commit %s, but %s's is %s, %s: merge joins runs of one build", b_path,
+                 b->version, b->commit, a_path, a->version, a->commit);
+    else if (a->phase_stamps != b->phase_stamps)
+        snprintf(why, n, "%s: tool: phase_stamps %s, but %s's is %s: merge joins runs of one build", b_path,
+                 b->phase_stamps ? "true" : "false", a_path, a->phase_stamps ? "true" : "false");
+    else
         return 1;
-    snprintf(why, n, "%s: tool: version %s, commit %s, but %s's is %s, %s: merge joins runs of one build", b_path,
-             b->version, b->commit, a_path, a->version, a->commit);
     return 0;
 }
 

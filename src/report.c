@@ -332,6 +332,7 @@ int vb_report_json(FILE *f, const vb_results *r)
     cJSON *tool = cJSON_AddObjectToObject(root, "tool");
     cJSON_AddStringToObject(tool, "version", r->version);
     cJSON_AddStringToObject(tool, "commit", r->commit);
+    cJSON_AddBoolToObject(tool, "phase_stamps", r->phase_stamps);
     cJSON_AddStringToObject(root, "date", r->date);
     cJSON_AddNumberToObject(root, "host_cpus", r->cpus);
     cJSON_AddBoolToObject(root, "complete", !r->incomplete);
@@ -528,6 +529,7 @@ int vb_results_parse(const char *text, vb_results *r, char *why, size_t why_len)
     const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
     vb_json_str(tool, "version", r->version, sizeof r->version);
     vb_json_str(tool, "commit", r->commit, sizeof r->commit);
+    r->phase_stamps = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tool, "phase_stamps"));
     vb_json_str(root, "date", r->date, sizeof r->date);
     r->incomplete = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "complete")); /* absent: complete */
     vb_json_str(root, "interrupted_by", r->interrupted_by, sizeof r->interrupted_by);

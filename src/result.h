@@ -105,6 +105,9 @@ typedef struct vb_results {
      * and what a file without these fields (written before they existed) reads as. */
     int incomplete;
     char interrupted_by[16]; /* "SIGINT", "SIGTERM"; empty when no signal stopped it */
+    /* Built with -Dphase_stamps=true: the onepass kernels printed stamps, so their times are
+     * not the kernels' own (kernels/phase_stamps.cuh). 0 in a file without the field. */
+    int phase_stamps;
     int scenarios_planned;   /* scenarios the run was given; 0: unknown (n_scenarios) */
     vb_gpu_info gpu;
     vb_scenario_info *scenarios;

@@ -120,6 +120,26 @@ static void test_refuses_other_gpus(void)
     vb_results_free(&a), vb_results_free(&b);
 }
 
+/* A phase-stamps build's times are not the kernels': compared only with another such build, and
+ * no option lets it through. */
+static void test_refuses_stamps_against_plain(void)
+{
+    static const char *const ks[] = {"k"};
+    const double m[] = {100}, s[] = {1};
+    vb_results a, b;
+    run(&a, "NVIDIA H200", 1, ks, m, s);
+    run(&b, "NVIDIA H200", 1, ks, m, s);
+    b.phase_stamps = 1;
+    vb_compare c;
+    char why[320] = "";
+    CHECK(vb_compare_results(&a, &b, 0.05, 1, &c, why, sizeof why) == -1 && strstr(why, "the new run was built with "
+                                                                                       "-Dphase_stamps=true"));
+    a.phase_stamps = 1;
+    CHECK(vb_compare_results(&a, &b, 0.05, 0, &c, why, sizeof why) == 0 && c.regressions == 0);
+    vb_compare_free(&c);
+    vb_results_free(&a), vb_results_free(&b);
+}
+
 /* --kernel-pair: one run's kernel b against its kernel a, record by record; other kernels left
  * out; a name with no records refused. */
 static void test_kernel_pair(void)
@@ -153,6 +173,7 @@ int main(void)
 {
     test_verdicts();
     test_refuses_other_gpus();
+    test_refuses_stamps_against_plain();
     test_kernel_pair();
     TEST_MAIN_END();
 }

@@ -53,6 +53,7 @@ static void test_json_round_trip(void)
     CHECK(vb_results_read_json(path, &back, why, sizeof why) == 0);
     CHECK(back.n_scenarios == 2 && back.n_records == 2);
     CHECK(!strcmp(back.commit, "abc123") && !strcmp(back.gpu.name, "NVIDIA H200") && back.gpu.cc_major == 9);
+    CHECK(back.phase_stamps == 0);
     CHECK(back.gpu.read_gbps == 4400 && back.gpu.wgmma_tflops == 780 && back.cpus == 16);
     CHECK(!strcmp(back.scenarios[0].tree, "ddtree9") && back.scenarios[0].d_qk == 576 && back.scenarios[0].valid);
     CHECK(!back.scenarios[1].valid && !strcmp(back.scenarios[1].message, "batch: too big"));
@@ -66,6 +67,13 @@ static void test_json_round_trip(void)
     CHECK(a->cold.samples == 0 && a->cold.floor_ratio == 0);
     CHECK(b->status == VB_FAIL && !strcmp(b->variant, "ragged") && strstr(b->message, "\"quoted\""));
     CHECK(!b->checks.ran && b->hot.samples == 0);
+    vb_results_free(&back);
+    /* A phase-stamps build's run says so in the file, and reads back so. */
+    r.phase_stamps = 1;
+    f = fopen(path, "w");
+    CHECK(f && vb_report_json(f, &r) == 0);
+    fclose(f);
+    CHECK(vb_results_read_json(path, &back, why, sizeof why) == 0 && back.phase_stamps == 1);
     vb_results_free(&back);
     /* Unmeasured timings are null in the file, not zero. */
     f = fopen(path, "r");
