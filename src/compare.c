@@ -73,6 +73,17 @@ static int same_gpu(const vb_results *a, const vb_results *b, char *why, size_t 
     return 0;
 }
 
+/* A phase-stamps build's times are not the kernels' own: it compares only with another such
+ * build, whatever --allow-different-gpu says. */
+static int same_kind_of_build(const vb_results *old_r, const vb_results *new_r, char *why, size_t n)
+{
+    if (old_r->phase_stamps == new_r->phase_stamps)
+        return 1;
+    snprintf(why, n, "the %s run was built with -Dphase_stamps=true and the %s was not: its onepass kernels' times "
+             "are not their own", old_r->phase_stamps ? "old" : "new", old_r->phase_stamps ? "new" : "old");
+    return 0;
+}
+
 int vb_compare_results(const vb_results *old_r, const vb_results *new_r, double threshold, int allow_different_gpu,
                        vb_compare *out, char *why, size_t why_len)
 {
@@ -99,13 +110,8 @@ int vb_compare_kernels(const vb_results *old_r, const vb_results *new_r, double 
             }
         }
     }
-    if (old_r->phase_stamps != new_r->phase_stamps) { /* a diagnostic build's times are not the kernels' */
-        snprintf(why, why_len, "the %s run was built with -Dphase_stamps=true and the %s was not: its onepass "
-                 "kernels' times are not their own", old_r->phase_stamps ? "old" : "new",
-                 old_r->phase_stamps ? "new" : "old");
-        return -1;
-    }
-    if (!allow_different_gpu && !same_gpu(old_r, new_r, why, why_len))
+    if (!same_kind_of_build(old_r, new_r, why, why_len) ||
+        (!allow_different_gpu && !same_gpu(old_r, new_r, why, why_len)))
         return -1;
     out->rows = calloc((size_t)(old_r->n_records + new_r->n_records) + 1, sizeof *out->rows);
     char *matched = calloc((size_t)new_r->n_records + 1, 1);
