@@ -22,9 +22,10 @@
 //   its own workspace scratch in B-fragment order: one 16-byte load per lane feeds four MMAs,
 //   and the 83 KB stay in L1 for the rest of the piece (on parts with a large L1); in
 //   mla_onepass_ws's Hopper-sized build the copy goes to shared memory (SmemQ, SmemOverlap's
-//   kQSmem), by 4-byte cp.async. The shortest launches (quads whose pieces are mostly one
-//   tile) skip the copy and load the B registers straight from q, four 4-byte loads a lane
-//   (kQDirect).
+//   kQSmem) as q holds it, row by row by 16-byte cp.async, and the Sᵀ warps read it by
+//   ldmatrix, which hands each lane the same registers as the fragment order. The shortest
+//   launches (quads whose pieces are mostly one tile) skip the copy and load the B registers
+//   straight from q, four 4-byte loads a lane (kQDirect).
 // - Softmax: online, log2 domain, warp-local (a warp owns its rows' 32 keys), with a lazy
 //   max: a row's reference max moves only when a score passes it by 2^16 (kLazy), so most
 //   tiles do no max reduction and no rescale of Oᵀ (skipped in tiles where no row's max moved,
@@ -125,14 +126,14 @@ template <int kN8> struct Smem {
     __host__ __device__ static constexpr int corr_at(int) { return corr; }
 };
 
-// Smem with the piece's q fragments (begin_piece's qfrag) in shared memory after it, for
+// Smem with the piece's q rows (begin_piece's qfrag) in shared memory after it, for
 // onepass_rr_kernel's Hopper-sized build, whose shared memory leaves L1 too small to hold them.
 template <int kN8> struct SmemQ : Smem<kN8> {
     static constexpr bool kQSmem = true;
     static constexpr int qf = (Smem<kN8>::bytes + 127) / 128 * 128; // q_frag_bytes(kN8)
     static constexpr int bytes = qf + q_frag_bytes(kN8);
 };
-// The 8-warp walks' layout: q's fragments in shared memory (kQSmem) or in the workspace.
+// The 8-warp walks' layout: q's rows in shared memory (kQSmem) or its fragments in the workspace.
 template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, SmemQ<kN8>, Smem<kN8>>;
 
 // Shared memory of the overlapped walk (Onepass::accumulate_piece and score_piece): 8 Oᵀ warps
@@ -153,7 +154,7 @@ template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool
     // through `empty` when they have read a stage. Their copies, slot lookups and kOBar barrier
     // were about a fifth of their working samples in Nsight Compute (NOTES.md, fifty-eighth).
     static constexpr bool kCopyWarp = kCopyWarp_;
-    static constexpr bool kQSmem = kQSmem_; // q's fragments at qf, not in the workspace
+    static constexpr bool kQSmem = kQSmem_; // q's rows at qf, not its fragments in the workspace
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
     static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
@@ -376,15 +377,23 @@ struct Onepass {
     }
 
     // The b registers of k-steps 2·ds and 2·ds + 1 (see begin_piece) for n8 row tile j of the
-    // fragment copy qf, or from q itself through q_row.
+    // fragment copy qf (in shared memory: q's rows there), or from q itself through q_row.
     __device__ uint4 q_b(const uint4 *qf, const unsigned *q_row, int j, int ds) const
     {
         if constexpr (kQDirect) {
             const unsigned *q = q_row + 16 * ds;
             return make_uint4(__ldg(q), __ldg(q + 4), __ldg(q + 8), __ldg(q + 12));
         }
-        if constexpr (L::kQSmem)
-            return qf[((size_t)j * (kChunks / 4) + ds) * kWarp];
+        if constexpr (L::kQSmem) {
+            // Rows as they are in q, chunk c of row r at c ^ (r & 7) (begin_piece): one ldmatrix
+            // of rows 8j .. 8j + 7 and chunks 4·ds .. 4·ds + 3 gives lane (g, c) the same four
+            // pairs as the fragment order, without bank conflicts (rows 1152 bytes apart).
+            const unsigned row = smem_u32(qf) - 16 * lane + (8 * j + (lane & 7)) * kRowBytes;
+            const unsigned y = (lane >> 3) ^ (lane & 7) ^ (4 * (ds & 1));
+            unsigned r[4];
+            ldsm_x4(r, row + 64 * (ds & ~1) + 16 * y);
+            return make_uint4(r[0], r[1], r[2], r[3]);
+        }
         return ldg128(qf + ((size_t)j * (kChunks / 4) + ds) * kWarp);
     }
 
@@ -397,8 +406,8 @@ struct Onepass {
     }
 
     // Per-row token indices and running stats into shared memory, the piece's q into qfrag
-    // in B-fragment order (or, kQDirect, this lane's pointers into q); zero accumulators. Ends
-    // with a barrier (qfrag is read after it).
+    // (kQSmem: its rows; in the workspace: B-fragment order; kQDirect: this lane's pointers
+    // into q); zero accumulators. Ends with a barrier (qfrag is read after it).
     __device__ void begin_piece(uint4 *qfrag)
     {
         uint8_t *tok = smem + L::tok;
@@ -419,23 +428,26 @@ struct Onepass {
             if (tid == 0)
                 reinterpret_cast<int *>(smem + L::moved)[0] = 0;
         }
-        // qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row tile j, the bf16
-        // pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1 registers of
-        // k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
+        // In the workspace, qfrag[(j · 18 + ds) · 32 + lane] holds, for lane (g, c) of n8 row
+        // tile j, the bf16 pairs at dims 32·ds + {0, 8, 16, 24} + 2c of row 8j + g: the b0, b1
+        // registers of k-steps 2·ds and 2·ds + 1, so one 16-byte load feeds two MMAs.
         if constexpr (kQDirect) {
 #pragma unroll
             for (int jj = 0; jj < kNt; jj++)
                 q_own[jj] = q_pairs(j_lo + jj);
         }
         if constexpr (L::kQSmem && !kQDirect) {
-            // Into shared memory by cp.async, every word of the piece's q in flight at once
-            // instead of a register round trip per unrolled group of four loads.
-            for (int i = tid; i < kN8 * (kChunks / 4) * kWarp; i += L::kThreads) {
-                const unsigned *q = qfrag_src(i);
-                const unsigned dst = smem_u32(qfrag + i);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    cp_async4(dst + 4 * k, q + 4 * k);
+            // In shared memory the rows stay as q holds them (1152 contiguous bytes each), so
+            // the copy is 16-byte cp.async of whole rows, a warp a row; chunk c of row r lands at
+            // c ^ (r & 7) for q_b's ldmatrix. It replaced 4-byte cp.async into the fragment order
+            // (8 rows × 16 bytes a warp instruction): on an H100, 0.945-0.952 of the time at bs 8
+            // × 4096, 0.951-0.954 at eagle64, 0.973-0.977 at bs 8 × 23k, up to 1.011 at bs 1 ×
+            // 200k and bs 1 × 512 (NOTES.md, sixty-sixth).
+            const unsigned q0 = smem_u32(qfrag);
+            for (int r = tid / kWarp; r < kRows; r += L::kThreads / kWarp) {
+                const uint16_t *q = ps.q_row(p, r);
+                for (int ch = lane; ch < kChunks; ch += kWarp)
+                    cp_async16(q0 + r * kRowBytes + 16 * (ch ^ (r & 7)), q + 8 * ch, true);
             }
             cp_async_commit();
             cp_async_wait<0>();
@@ -1203,7 +1215,7 @@ struct Onepass {
 // One CTA's 8-warp walk over its span of the cut (kHalves > 1: the span its group of kHalves
 // CTAs shares, each taking kShare of every unit's rows), once the prefix of unit costs is in
 // shared memory. kPart: the block's other warps have left (onepass_rr_kernel).
-// Where a piece's q fragments go (begin_piece): the layout's shared memory, or this CTA's slice
+// Where a piece's q copy goes (begin_piece): the layout's shared memory, or this CTA's slice
 // of the workspace, read back through L1.
 template <class L> __device__ __forceinline__ uint4 *q_fragments(const SchedWorkspace &w, unsigned char *smem)
 {

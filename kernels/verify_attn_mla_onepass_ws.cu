@@ -42,7 +42,7 @@ constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking 
 
 // The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
 // enough shared memory: sm_90 and sm_100, not sm_120): three KV stages and the piece's q
-// fragments in shared memory, for both walks. With two stages and q in the workspace, the
+// in shared memory, for both walks. With two stages and q in the workspace, the
 // overlapped walk's loop of hand-offs spans two tiles and its q reads need L1; three stages alone
 // took L1 from q (1.30-1.40 on an H100, NOTES.md, fifty-second), and both together, in the
 // overlapped walk only, 0.96-0.976 of the two-stage walk's time at the overlapped records but
