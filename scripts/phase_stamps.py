@@ -19,7 +19,11 @@ summarised over the sampled CTAs of every launch: median and range, in µs.
   loop end → written  the loop's end to the piece's output or partial written
   CTA end          the CTA's exit, from the launch's first CTA start
   CTA end spread   last sampled CTA's exit less the first's, per launch
-  main → combine   the last sampled CTA's exit to the first sampled combine block's entry
+  main → combine   the last sampled CTA's exit to the first sampled combine block's entry. In
+                   a stamps build this is not the launches' own gap: every kernel that prints
+                   leaves one before the next starts (57-65 µs on an H100 at 5a0fd6f, main to
+                   combine and combine to the next replay's main alike, more than a whole
+                   replay of the ordinary build at bs 8 × 4096)
   combine          the first sampled combine entry to the last sampled combine exit
 
 The stamps change the code around them, so these are the shares of a build that is not the one
