@@ -21,7 +21,7 @@ summarised over the sampled CTAs of every launch: median and range, in µs.
   CTA end spread   last sampled CTA's exit less the first's, per launch
   main → combine   the last sampled CTA's exit to the first sampled combine block's entry. In
                    a stamps build this is not the launches' own gap: every kernel that prints
-                   leaves one before the next starts (57-65 µs on an H100 at 5a0fd6f, main to
+                   leaves one before the next starts (54-65 µs on an H100 at 5a0fd6f, main to
                    combine and combine to the next replay's main alike, more than a whole
                    replay of the ordinary build at bs 8 × 4096)
   combine          the first sampled combine entry to the last sampled combine exit
