@@ -29,11 +29,6 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool v
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
-// 4 bytes global -> shared, asynchronously, through L1 (.ca: the only form for copies under 16 bytes).
-__device__ __forceinline__ void cp_async4(unsigned dst, const void *src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
-}
 // The same with an L2 cache policy (a createpolicy value, e.g. l2_evict_first_policy()).
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool valid, uint64_t policy)
 {
