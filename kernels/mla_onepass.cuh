@@ -1353,8 +1353,9 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
 // and on eight row tiles a request (`paths-heads64-eight-row-tiles`, span 5); quads up to 2 and
 // pairs up to 4, against them (NOTES.md, twenty-sixth; 17 records, geomean 0.985): batch3
 // 0.914, the 16-request bucket (span 3) 0.915, eight row tiles 0.968, bs 8 × 1024 (now pairs)
-// 0.977, bs 8 × 2048 (now one CTA) 1.014. When the cut's positions are at most half the CTAs
-// (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly (kQDirect).
+// 0.977, bs 8 × 2048 (now one CTA) 1.014. When the cut's positions (at kC0 a unit) are at most half
+// the CTAs (bs 1 × 512: 23, bs 8 × 21: 56; not bs 1 × 2048: 71), the quads read q directly
+// (kQDirect).
 // That test sits inside the quads' branch: as a branch of its own before it, ptxas laid the
 // direct walk out first and the one-CTA walk 40 KB later, and the one-CTA launches ran 2-6%
 // slower (NOTES.md, twenty-eighth). As it is, A/B against the copy alone (33 records): geomean
@@ -1382,10 +1383,15 @@ template <int kN8, bool kPart = false, bool kQSmem = false>
 __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                       int total)
 {
+    // The direct quads' bound counts positions at kC0 a unit, whatever the entry's c0: counted
+    // at mla_onepass_ws's 8, bs 8 × 1 (8 × 9 = 72 positions against 56) took the copy quads and
+    // ran 1.38-1.43x as long (H100, results/h200/NOTES.md, sixty-seventh). p.batch * c.row_tiles
+    // bounds the units from above: a ragged launch may count fewer positions than it holds.
+    const int direct_total = total - (c.c0 - kC0) * p.batch * c.row_tiles;
     if constexpr (kN8 == kMaxN8) {
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
-            if (2 * total <= c.grid)
+            if (2 * direct_total <= c.grid)
                 walk<quad_n8(kN8), kN8, 4, true, kPart>(p, ws, c, smem, total);
             else
                 walk<quad_n8(kN8), kN8, 4, false, kPart, kQSmem>(p, ws, c, smem, total);
@@ -1396,7 +1402,7 @@ __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const
             return;
         }
     } else if constexpr (kN8 >= kMinGroupN8) {
-        if (2 * total <= c.grid) { // span 1: the direct quads alone
+        if (2 * direct_total <= c.grid) { // span 1: the direct quads alone
             walk<quad_n8(kN8), kN8, 4, true, kPart>(p, ws, c, smem, total);
             return;
         }

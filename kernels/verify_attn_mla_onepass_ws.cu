@@ -34,9 +34,9 @@ constexpr int kOverlapSpan = 16; // spans (positions) above which 72- and 64-row
 // ended last (phase stamps, NOTES.md, sixty-fifth). 8 against 6 on an H100 (two A/B runs of two
 // rounds each): bs 32 ragged eagle64 0.944-0.949, bs 8 ragged short-long 0.952-0.959, bs 8 × 23k
 // 0.990, bs 8 × 4096 0.981-0.992, no record above 1.005. mla_onepass keeps 6 (bs 32 × 4k 1.018).
-// That A/B had no launch as short as bs 8 × 1: there c0 = 8 costs 31-49% (H100 results runs at
-// 4edb78c and 5a0fd6f), because walks' bound for the direct quads counts c0 a unit (NOTES.md,
-// sixty-sixth).
+// That A/B had no launch as short as bs 8 × 1: there c0 = 8 cost 31-49% (H100 results runs at
+// 4edb78c and 5a0fd6f) while walks' bound for the direct quads counted c0 a unit; it counts
+// kC0 now (NOTES.md, sixty-sixth and sixty-seventh).
 constexpr int kC0Ws = 8;
 constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
