@@ -27,8 +27,12 @@ namespace {
 // but 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
 // registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first). With the copier warp, overlapping
 // above 8 positions took 0.922 of the time at bs 8 × 4096 (span 9) hot, but 1.03 cold and
-// 1.08-1.12 at three cold graph-bucket16 replays (H100, NOTES.md, sixtieth).
-constexpr int kOverlapSpan = 16; // spans (positions) above which 72- and 64-row units overlap
+// 1.08-1.12 at three cold graph-bucket16 replays (H100, NOTES.md, sixtieth). Since q's rows stay
+// in shared memory and c0 is 8, 8 against 16 (H100, NOTES.md, sixty-seventh): hot, bs 8 × 4096
+// 0.895-0.905, its 8-node chain 0.848, graph-bucket16's base, chain-tree and fragmented replays
+// 0.835-0.873, tree-eagle8 0.855; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999.
+// 4 lost: 1.06-1.11 at bs 8 × 23k and longer, whose spans overlap either way (code layout?).
+constexpr int kOverlapSpan = 8; // spans (positions) above which 72- and 64-row units overlap
 // The schedule's piece cost c0, in tiles (mla_onepass.cuh's kC0 is 6): the overlapped walk's piece
 // pays its pipeline's fill and drain beside the q copy and the partial, so CTAs holding two pieces
 // ended last (phase stamps, NOTES.md, sixty-fifth). 8 against 6 on an H100 (two A/B runs of two
