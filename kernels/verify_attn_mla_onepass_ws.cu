@@ -28,10 +28,11 @@ namespace {
 // registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first). With the copier warp, overlapping
 // above 8 positions took 0.922 of the time at bs 8 × 4096 (span 9) hot, but 1.03 cold and
 // 1.08-1.12 at three cold graph-bucket16 replays (H100, NOTES.md, sixtieth). Since q's rows stay
-// in shared memory and c0 is 8, 8 against 16 (H100, NOTES.md, sixty-seventh): hot, bs 8 × 4096
-// 0.895-0.905, its 8-node chain 0.848, graph-bucket16's base, chain-tree and fragmented replays
-// 0.835-0.873, tree-eagle8 0.855; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999.
-// 4 lost: 1.06-1.11 at bs 8 × 23k and longer, whose spans overlap either way (code layout?).
+// in shared memory and c0 is 8, 8 against 16 (H100, three A/B runs, NOTES.md, sixty-seventh): hot,
+// bs 8 × 4096 0.891-0.905, its 8-node chain 0.848-0.849, graph-bucket16's base, chain-tree and
+// fragmented replays 0.825-0.873, tree-ddtree9 0.895-0.908, tree-eagle8 0.855; none above 1.009
+// in the 3-round runs; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999. 4 lost 6-11% at bs 8 × 23k
+// and longer, whose spans overlap either way (one round; not explained).
 constexpr int kOverlapSpan = 8; // spans (positions) above which 72- and 64-row units overlap
 // The schedule's piece cost c0, in tiles (mla_onepass.cuh's kC0 is 6): the overlapped walk's piece
 // pays its pipeline's fill and drain beside the q copy and the partial, so CTAs holding two pieces
