@@ -154,9 +154,10 @@ if stage paths; then
         >"$out/paths.txt" 2>&1
     rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths/sanitize-summary.txt" | tee -a "$out/proof.log"
     note "paths: exit $rc"; [ $rc -eq 0 ] || status=1
-    # mla_onepass_ws overlaps only at spans of more than 16 positions, which the small scenarios
-    # above do not reach: one launch of 100k tokens does (at up to 198 SMs), with 72-row units and
-    # with 64-row ones.
+    # mla_onepass_ws overlaps only at spans of more than 8 positions (kOverlapSpan). Of the
+    # scenarios above, by the schedule's arithmetic, only the 24k- and 30k-token launches at 16
+    # heads (72-row units) and eagle64's (64-row) reach that, and only on enough of a GPU's SMs:
+    # one launch of 100k tokens does at up to 198 SMs, with 72-row units and with 64-row ones.
     scripts/sanitize.sh "$bin" "$out/paths-overlap" tests/data/sanitize_overlap.json -k mla_onepass_ws \
         >"$out/paths-overlap.txt" 2>&1
     rc=$?; grep -E "^== |records:|SUMMARY" "$out/paths-overlap/sanitize-summary.txt" | tee -a "$out/proof.log"
