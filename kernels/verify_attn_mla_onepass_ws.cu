@@ -32,7 +32,9 @@ namespace {
 // bs 8 × 4096 0.891-0.905, its 8-node chain 0.848-0.849, graph-bucket16's base, chain-tree and
 // fragmented replays 0.825-0.873, tree-ddtree9 0.895-0.908, tree-eagle8 0.855; none above 1.009
 // in the 3-round runs; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999. 4 lost 6-11% at bs 8 × 23k
-// and longer, whose spans overlap either way (one round; not explained).
+// and longer, whose spans overlap either way (one round): it leaves the 72-row one-CTA walk dead
+// code, and ptxas then spilled more in the overlapped tile loops (sass_diff --loops, large build:
+// the Sᵀ warps' 4 → 7 local accesses, the Oᵀ warps' 8 → 12).
 constexpr int kOverlapSpan = 8; // spans (positions) above which 72- and 64-row units overlap
 // The schedule's piece cost c0, in tiles (mla_onepass.cuh's kC0 is 6): the overlapped walk's piece
 // pays its pipeline's fill and drain beside the q copy and the partial, so CTAs holding two pieces
