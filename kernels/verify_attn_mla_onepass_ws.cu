@@ -18,8 +18,9 @@ namespace {
 // out by role. At spans longer than kOverlapSpan, the overlapped walk: eight Oᵀ warps at 200 registers
 // (144 accumulators) accumulate tile t while the Sᵀ warpgroup at 104 scores tile t + 1
 // (OverlapLayout; kLargeSWarps for the large build's split). On sm_90a, scripts/sass_diff.py --loops
-// finds 4 local-memory accesses in each role's tile loop of the 72-row large build (the Sᵀ warps'
-// since their loads go half a step ahead, row_scores_ahead). Without setmaxnreg the same 12 warps
+// finds local-memory accesses in each role's tile loop of the 72-row large build: 4 in the Sᵀ
+// warps' (since their loads go half a step ahead, row_scores_ahead), 8 in the Oᵀ warps' (4
+// before QR, a9f632f, whose ldmatrix reads of q are the Sᵀ warps' own: ptxas moved the rest). Without setmaxnreg the same 12 warps
 // get 168 each and ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it
 // gained (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp
 // walks at 240 registers while the last four warps give theirs back and leave. The overlap pays
