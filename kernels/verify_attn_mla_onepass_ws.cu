@@ -20,10 +20,11 @@ namespace {
 // (OverlapLayout; kLargeSWarps for the large build's split). On sm_90a, scripts/sass_diff.py --loops
 // finds local-memory accesses in each role's tile loop of the 72-row large build: 4 in the Sᵀ
 // warps' (since their loads go half a step ahead, row_scores_ahead), 8 in the Oᵀ warps' (4
-// before QR, a9f632f, whose ldmatrix reads of q are the Sᵀ warps' own: ptxas moved the rest). Without setmaxnreg the same 12 warps
-// get 168 each and ptxas spilled the Oᵀ accumulators inside the loop, which cost the overlap all it
-// gained (results/h200/NOTES.md, forty-ninth and fiftieth). Every other launch runs the 8-warp
-// walks at 240 registers while the last four warps give theirs back and leave. The overlap pays
+// before QR, a9f632f, which did not touch that loop: ptxas allocated the rest differently).
+// Without setmaxnreg the same 12 warps get 168 each and ptxas spilled the Oᵀ accumulators inside
+// the loop, which cost the overlap all it gained (results/h200/NOTES.md, forty-ninth and
+// fiftieth). Every other launch runs the 8-warp walks at 240 registers while the last four warps
+// give theirs back and leave. The overlap pays
 // only at long spans: against onepass_kernel on an H100, 0.88-0.98 at spans of 22 to 170 positions
 // but 1.10-1.14 at spans of 6 and 9 (bs 1 × 23000, bs 8 × 4096), where the 8-warp walk at 240
 // registers took 1.03-1.04 (results/h200/NOTES.md, fifty-first). With the copier warp, overlapping
@@ -32,10 +33,10 @@ namespace {
 // in shared memory and c0 is 8, 8 against 16 (H100, three A/B runs, NOTES.md, sixty-seventh): hot,
 // bs 8 × 4096 0.891-0.905, its 8-node chain 0.848-0.849, graph-bucket16's base, chain-tree and
 // fragmented replays 0.825-0.873, tree-ddtree9 0.895-0.908, tree-eagle8 0.855; none above 1.009
-// in the 3-round runs; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999. 4 lost 6-11% at bs 8 × 23k
-// and longer, whose spans overlap either way (one round): it leaves the 72-row one-CTA walk dead
-// code, and ptxas then spilled more in the overlapped tile loops (sass_diff --loops, large build:
-// the Sᵀ warps' 4 → 7 local accesses, the Oᵀ warps' 8 → 12).
+// in the 3-round runs; cold, bs 8 × 4096 0.965 and graph-bucket16 0.974-0.999. 4 lost 6-11% at
+// bs 8 × 23k and longer, whose spans overlap either way (one round): it leaves the 72-row one-CTA
+// walk dead code, and ptxas then spilled more in the overlapped tile loops (sass_diff --loops,
+// large build: the Sᵀ warps' 4 → 7 local accesses, the Oᵀ warps' 8 → 12).
 constexpr int kOverlapSpan = 8; // spans (positions) above which 72- and 64-row units overlap
 // The schedule's piece cost c0, in tiles (mla_onepass.cuh's kC0 is 6): the overlapped walk's piece
 // pays its pipeline's fill and drain beside the q copy and the partial, so CTAs holding two pieces
