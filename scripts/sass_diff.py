@@ -27,10 +27,12 @@ branches, outermost first, with the source line of that branch and the lines it 
 at) on both sides: instructions, MMAs, ldmatrix, local-memory accesses (spills inside a hot
 loop) and barriers, how many instructions after each shared- or global-memory load the
 first one reading its result comes (a load right before its use leaves the latency exposed,
-unless another warp fills it), and the cycles of stall the compiler encoded in the loop's
-instructions (each instruction's control bits: the cycles the warp waits before issuing its
-next one, e.g. 6 between two m16n8k16 HMMAs on sm_90, the SMSP's tensor rate), summed over the
-body once: the loop's static issue length, every path of it counted, scoreboard waits not.
+unless another warp fills it), how many of its global loads are used within two instructions
+(each such load waits out the memory's latency alone), and the cycles of stall the compiler
+encoded in the loop's instructions (each instruction's control bits: the cycles the warp waits
+before issuing its next one, e.g. 6 between two m16n8k16 HMMAs on sm_90, the SMSP's tensor
+rate), summed over the body once: the loop's static issue length, every path of it counted,
+scoreboard waits not; and on a second line those cycles by opcode, largest first.
 
 Needs nvcc and nvdisasm (the CUDA toolkit; nvdisasm also comes in PyPI's nvidia-cuda-nvdisasm
 wheel), no GPU. Exit status: 0 every function the same; 1 a function differs, is new or is
@@ -176,16 +178,16 @@ def load_width(op):
     return int(m.group(1)) // 32 if m else 1
 
 
-def load_use_distances(code):
-    """For each shared- or global-memory load of CODE ([instruction]), how many instructions
-    later the first one reading its destination comes (straight-line code only: the search
-    stops at a branch or a barrier)."""
+def load_use_distances(code, kinds=("LDSM", "LDS", "LDG")):
+    """For each load of CODE ([instruction]) whose opcode starts with one of KINDS (default:
+    shared and global memory), how many instructions later the first one reading its
+    destination comes (straight-line code only: the search stops at a branch or a barrier)."""
     out = []
     for i, ins in enumerate(code):
         parts = ins.split()
         if parts and parts[0].startswith("@"):
             parts = parts[1:]
-        if not parts or not parts[0].startswith(("LDSM", "LDS", "LDG")) or len(parts) < 2:
+        if not parts or not parts[0].startswith(kinds) or len(parts) < 2:
             continue
         operands = " ".join(parts[1:]).split(",")
         first = registers_of(operands[0])
@@ -228,9 +230,26 @@ def loop_summary(body, stall_cycles=None):
     median = d[len(d) // 2] if d else "-"
     near = sum(1 for x in d if x <= 2)
     stalls = "" if stall_cycles is None else f"; {stall_cycles} cycles of encoded stalls"
+    # A global load used within two instructions waits out the memory's whole latency (hundreds
+    # of cycles) unless other warps fill it; loads in a row before their uses share one wait.
+    g = load_use_distances(body, ("LDG",))
+    glob = f"; global loads {sum(1 for x in g if x <= 2)} of {len(g)} used within 2" if g else ""
     return (f"{len(ops)} ins, {counts(body)['mma']} mma, {sum(op.startswith('LDSM') for op in ops)} ldsm, "
             f"{counts(body)['local']} local, {sum(op.startswith('BAR') for op in ops)} bar; "
-            f"load to first use median {median} ({near} of {len(d)} within 2){stalls}")
+            f"load to first use median {median} ({near} of {len(d)} within 2){glob}{stalls}")
+
+
+def stalls_by_opcode(code, at, first, last, top=6):
+    """The encoded stalls of the instructions at addresses FIRST..LAST of CODE ([(address,
+    instruction)]), summed by opcode (its first dot-separated part), largest first: where a
+    loop's static issue time goes. AT: {address: cycles} (encoded_stalls)."""
+    by = {}
+    for address, ins in code:
+        if first <= address <= last and address in at:
+            op = opcode(ins).split(".")[0]
+            by[op] = by.get(op, 0) + at[address]
+    ranked = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return ", ".join(f"{op} {cycles}" for op, cycles in ranked)
 
 
 CONTROL_WORD = re.compile(r"/\* (0x[0-9a-f]{16}) \*/")
@@ -448,6 +467,8 @@ def show_loops(name, base_listing, new_listing, base_stalls=None, new_stalls=Non
                     where = f" (branch back at {sources[last]})" if last in sources else ""
                     cycles = sum(c for a, c in at.items() if first <= a <= last) if at else None
                     print(f"    {label} {first:#07x}-{last:#07x}{where}: {loop_summary(body, cycles)}")
+                    if at:
+                        print(f"      encoded stalls by opcode: {stalls_by_opcode(code, at, first, last)}")
 
 
 # ---- the command ---------------------------------------------------------------------------

@@ -103,6 +103,17 @@ assert sass_diff.counts(body) == {"instructions": 11, "mma": 1, "local": 1}, sas
 # search stops; the predicated-off LDS to RZ (ptxas's padding) writes nothing.
 assert sass_diff.load_use_distances(body) == [3, 1], sass_diff.load_use_distances(body)
 assert "1 mma" in sass_diff.loop_summary(body) and "median 3" in sass_diff.loop_summary(body)
+# The global loads alone: LDG's first use is 1 later, so its latency is exposed.
+assert sass_diff.load_use_distances(body, ("LDG",)) == [1], sass_diff.load_use_distances(body, ("LDG",))
+assert "global loads 1 of 1 used within 2" in sass_diff.loop_summary(body), sass_diff.loop_summary(body)
+no_global = [i for i in body if not i.split()[0].startswith(("LDG.", "LDGSTS"))]
+assert "global loads" not in sass_diff.loop_summary(no_global), sass_diff.loop_summary(no_global)
+# Encoded stalls by opcode over an address range: the LDS pair sums, BAR (0x80) lies outside
+# the range and the EXIT at 0xb0 has no stall recorded.
+at = {0x10: 4, 0x20: 1, 0x40: 6, 0x70: 2, 0x78: 3, 0x80: 9}
+by = sass_diff.stalls_by_opcode(code, at, 0x10, 0x78)
+assert by == "HMMA 6, LDS 5, LDSM 4, LDG 1", by
+assert sass_diff.stalls_by_opcode(code, at, 0x10, 0x78, top=2) == "HMMA 6, LDS 5"
 # `nvdisasm -hex`: each instruction's second 64-bit word on the next line, bits 41-44 the stall
 # cycles its control bits encode (two HMMAs of an sm_90a build: 6 before another HMMA, 1 before
 # a load); line information between instructions does not break the pairing.
