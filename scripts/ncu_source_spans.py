@@ -14,6 +14,13 @@ and prints
 Samples are taken uniformly in time per warp, so a span's share of the samples of the warps
 that run it is its share of their time.
 
+An mbarrier's try-wait (SYNCS.PHASECHK...TRYWAIT) returns its result in a predicate, and the
+instruction that tests it (mostly the branch back to the wait) stalls on the long scoreboard,
+the reason global loads stall on: so the stall line is followed by the samples of those
+instructions, found by following each try-wait's predicate to its first reader, by barrier
+(the address offset: match it against the kernel's shared-memory layout), and the long
+scoreboard stalls left elsewhere (memory, spills).
+
 usage: scripts/ncu_source_spans.py SOURCE.csv[.gz] [--top N] [--list A-B] [--region NAME:A-B ...]
 """
 import argparse
@@ -23,6 +30,12 @@ import re
 import sys
 
 LANDMARK = re.compile(r"\b(BAR\.(SYNC|RED|ARV)|WARPGROUP\.DEPBAR|SYNCS\.PHASECHK|EXIT)\b")
+TRY_WAIT = re.compile(r"SYNCS\.PHASECHK\S*TRYWAIT\s+(P\d)\b")
+GUARD = re.compile(r"^\s*@!?(P\d)\s")
+# The first operand after the opcode (and any guard): the destination, a predicate for ISETP,
+# LOP3 ... P0, and the like.
+DEST = re.compile(r"^\s*(?:@!?P\d\s+)?\S+\s+(P\d)\b")
+LEAVES = re.compile(r"^\s*(BRA|EXIT|RET|JMP)\b")  # unguarded: the straight line ends there
 SAMPLES = "Warp Stall Sampling (All Samples)"
 
 
@@ -67,6 +80,33 @@ def spans(rows):
     return out
 
 
+def try_wait_readers(rows, reach=256):
+    """{index: the try-wait's barrier} of the instructions that test a try-wait's predicate:
+    for each try-wait, the first later instruction (in listing order, within REACH) guarded by
+    its predicate, unless the predicate is written again or the straight line ends first. The
+    barrier is the address operand's constant offset (its shared-memory offset where the base
+    is the block's window; an array's first barrier where a register indexes it), else the
+    whole operand."""
+    out = {}
+    for i, r in enumerate(rows):
+        m = TRY_WAIT.search(r["Source"])
+        if not m:
+            continue
+        pred = m.group(1)
+        for j in range(i + 1, min(i + 1 + reach, len(rows))):
+            src = rows[j]["Source"]
+            g = GUARD.match(src)
+            if g and g.group(1) == pred:
+                addr = re.search(r"\[([^\]]*)\]", r["Source"])
+                off = re.search(r"0x[0-9a-fA-F]+", addr.group(1)) if addr else None
+                out[j] = off.group(0) if off else (addr.group(0) if addr else "?")
+                break
+            d = DEST.match(src)
+            if (d and d.group(1) == pred) or LEAVES.match(src):
+                break
+    return out
+
+
 def index_range(text):
     """'A-B' (or 'A') as SASS indices (A, B); argparse reports a malformed one."""
     a, _, b = text.partition("-")
@@ -106,6 +146,20 @@ def main():
     pct = lambda v: f"{100.0 * v / total:5.1f}%"
     print(f"{len(rows)} SASS instructions, {total} warp-state samples")
     print("stall reasons: " + ", ".join(f"{k} {pct(v).strip()}" for v, k in top_stalls(rows, cols, 8)))
+    readers = try_wait_readers(rows)
+    if readers:
+        lsb = "stall_long_sb"
+        at = [rows[i] for i in readers]
+        v = sum(samples(r) for r in at)
+        lw = sum(int(r.get(lsb) or 0) for r in at)
+        la = sum(int(r.get(lsb) or 0) for r in rows)
+        print(f"mbarrier waits: {v} samples ({pct(v).strip()}) at the {len(readers)} instructions testing a "
+              f"try-wait's result, long_sb {lw} of them; long_sb elsewhere {la - lw} ({pct(la - lw).strip()})")
+        by = {}
+        for i, bar in readers.items():
+            by[bar] = by.get(bar, 0) + samples(rows[i])
+        top = sorted(((n, b) for b, n in by.items() if n), reverse=True)[:6]
+        print("  by barrier (address offset): " + ", ".join(f"{b} {n} ({pct(n).strip()})" for n, b in top))
     if args.list:
         a, b = args.list
         for i in range(a, min(b, len(rows) - 1) + 1):

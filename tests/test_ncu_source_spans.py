@@ -4,7 +4,8 @@ Nsight Compute's warp-state samples: checked on a small hand-written source page
 `ncu --page source --csv --print-source sass` prints), gzipped as it is kept. Asserts the
 total, the spans (each ending at its landmark, largest first, shares of the total), a named
 region's sum, and clear errors for a malformed or out-of-range region and for a file that is not
-such a listing."""
+such a listing; then, on a second page, which instructions count as testing an mbarrier
+try-wait's result (and which do not) and the samples by barrier."""
 import gzip
 import os
 import subprocess
@@ -52,4 +53,41 @@ with tempfile.TemporaryDirectory() as d:
         f.write("a,b\n1,2\n")
     r = run(bad)
     assert r.returncode != 0 and "not an ncu --page source --csv listing" in r.stderr, (r.returncode, r.stderr)
+
+# mbarrier try-waits: the instruction testing the predicate carries the long_sb stall. Rows:
+# (SASS, samples, long_sb). Counted: row 2 (P0 tested after an ISETP that writes P1 only) and
+# row 8 (a register-indexed barrier, named by its base). Not counted: row 5 (P1 rewritten by the
+# ISETP first), row 11 (an unguarded branch ends the straight line first), the LDG's stall.
+WAITS = [("SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8+0x1d878], R0", 1, 0),
+         ("ISETP.NE.AND P1, PT, R1, R2, PT", 1, 0),
+         ("@!P0  BRA 0x100", 50, 48),
+         ("SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR8+0x1d8a0], R0", 1, 0),
+         ("ISETP.NE.AND P1, PT, R3, R4, PT", 1, 0),
+         ("@!P1  BRA 0x200", 9, 9),
+         ("LDG.E R5, desc[UR4][R6.64]", 20, 20),
+         ("SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [R3+URZ+0x1d860], R2", 1, 0),
+         ("@!P2  BRA 0x300", 10, 10),
+         ("SYNCS.PHASECHK.TRANS64.TRYWAIT P3, [UR8+0x1d898], R0", 1, 0),
+         ("BRA 0x400", 1, 0),
+         ("@!P3  BRA 0x500", 5, 5)]
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "waits.csv")
+    with open(path, "w") as f:
+        f.write('"Address","Source","Warp Stall Sampling (All Samples)","stall_long_sb"\n')
+        for i, (sass, n, lsb) in enumerate(WAITS):
+            f.write(f'"0x{i:04x}","      {sass}","{n}","{lsb}"\n')
+    r = run(path, "--top", "0")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout  # 101 samples; long_sb 92: 58 at the two readers, 34 elsewhere
+    assert "mbarrier waits: 60 samples (59.4%) at the 2 instructions" in out, out
+    assert "long_sb 58 of them; long_sb elsewhere 34 (33.7%)" in out, out
+    assert "0x1d878 50 (49.5%), 0x1d860 10 (9.9%)" in out and "0x1d8a0" not in out, out
+    r = run(os.path.join(d, "waits.csv"))
+    assert r.returncode == 0, r.stderr
+with tempfile.TemporaryDirectory() as d:  # no try-wait: no such line
+    path = os.path.join(d, "plain.csv")
+    with open(path, "w") as f:
+        f.write('"Address","Source","Warp Stall Sampling (All Samples)","stall_long_sb"\n"0x0","LDG.E R1, [R2.64]","3","3"\n')
+    r = run(path)
+    assert r.returncode == 0 and "mbarrier waits" not in r.stdout, (r.returncode, r.stdout, r.stderr)
 print("ncu_source_spans: ok")
