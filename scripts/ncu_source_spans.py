@@ -80,6 +80,15 @@ def spans(rows):
     return out
 
 
+def barrier_of(source):
+    """A try-wait's barrier, as try_wait_readers names it."""
+    addr = re.search(r"\[([^\]]*)\]", source)
+    if not addr:
+        return "?"
+    off = re.search(r"0x[0-9a-fA-F]+", addr.group(1))
+    return off.group(0) if off else addr.group(0)
+
+
 def try_wait_readers(rows, reach=256):
     """{index: the try-wait's barrier} of the instructions that test a try-wait's predicate:
     for each try-wait, the first later instruction (in listing order, within REACH) guarded by
@@ -97,9 +106,7 @@ def try_wait_readers(rows, reach=256):
             src = rows[j]["Source"]
             g = GUARD.match(src)
             if g and g.group(1) == pred:
-                addr = re.search(r"\[([^\]]*)\]", r["Source"])
-                off = re.search(r"0x[0-9a-fA-F]+", addr.group(1)) if addr else None
-                out[j] = off.group(0) if off else (addr.group(0) if addr else "?")
+                out[j] = barrier_of(r["Source"])
                 break
             d = DEST.match(src)
             if (d and d.group(1) == pred) or LEAVES.match(src):
@@ -125,6 +132,25 @@ def region(text):
     return name or rng, index_range(rng)
 
 
+def print_try_waits(rows, pct):
+    """The samples of the instructions testing try-waits, their long-scoreboard stalls against
+    the rest, and the samples by barrier; nothing when the kernel has no try-wait."""
+    readers = try_wait_readers(rows)
+    if not readers:
+        return
+    long_sb = lambda r: int(r.get("stall_long_sb") or 0)
+    v = sum(samples(rows[i]) for i in readers)
+    at = sum(long_sb(rows[i]) for i in readers)
+    rest = sum(long_sb(r) for r in rows) - at
+    print(f"mbarrier waits: {v} samples ({pct(v).strip()}) at the {len(readers)} instructions testing a "
+          f"try-wait's result, long_sb {at} of them; long_sb elsewhere {rest} ({pct(rest).strip()})")
+    by = {}
+    for i, bar in readers.items():
+        by[bar] = by.get(bar, 0) + samples(rows[i])
+    top = sorted(((n, b) for b, n in by.items() if n), reverse=True)[:6]
+    print("  by barrier (address offset): " + ", ".join(f"{b} {n} ({pct(n).strip()})" for n, b in top))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
@@ -146,20 +172,7 @@ def main():
     pct = lambda v: f"{100.0 * v / total:5.1f}%"
     print(f"{len(rows)} SASS instructions, {total} warp-state samples")
     print("stall reasons: " + ", ".join(f"{k} {pct(v).strip()}" for v, k in top_stalls(rows, cols, 8)))
-    readers = try_wait_readers(rows)
-    if readers:
-        lsb = "stall_long_sb"
-        at = [rows[i] for i in readers]
-        v = sum(samples(r) for r in at)
-        lw = sum(int(r.get(lsb) or 0) for r in at)
-        la = sum(int(r.get(lsb) or 0) for r in rows)
-        print(f"mbarrier waits: {v} samples ({pct(v).strip()}) at the {len(readers)} instructions testing a "
-              f"try-wait's result, long_sb {lw} of them; long_sb elsewhere {la - lw} ({pct(la - lw).strip()})")
-        by = {}
-        for i, bar in readers.items():
-            by[bar] = by.get(bar, 0) + samples(rows[i])
-        top = sorted(((n, b) for b, n in by.items() if n), reverse=True)[:6]
-        print("  by barrier (address offset): " + ", ".join(f"{b} {n} ({pct(n).strip()})" for n, b in top))
+    print_try_waits(rows, pct)
     if args.list:
         a, b = args.list
         for i in range(a, min(b, len(rows) - 1) + 1):
