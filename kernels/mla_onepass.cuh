@@ -889,6 +889,10 @@ struct Onepass {
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
+        if constexpr (NT <= 2) {
+            row_scores_step_ahead<NT>(st, qfrag, acc);
+            return;
+        }
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
@@ -927,6 +931,44 @@ struct Onepass {
 #pragma unroll
                 for (int mh = 0; mh < 2; mh++)
                     mma(acc[mh][jj], a[1][mh], qv[b][jj].z, qv[b][jj].w);
+        }
+    }
+    // row_scores_ahead at two row tiles a warp (the 64-row build), a whole double k-step
+    // ahead: the K and q of step ds + 1 are loaded before the MMAs of step ds, in registers of
+    // the other parity. At three row tiles this spilled at 104 registers (see above); at two,
+    // the fragments of two steps take 48 registers beside the 16 accumulators.
+    template <int NT> __device__ void row_scores_step_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
+    {
+        constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
+        zero_scores(acc);
+        const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
+        unsigned kb[4];
+        k_lane_bases(st, kb);
+        unsigned a[2][2][2][4]; // K of a step's two k16 halves: [ds & 1][e][mh]
+        uint4 qv[2][NT];        // q: [ds & 1][jj]
+        auto load_step = [&](int ds) {
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+#pragma unroll
+                for (int mh = 0; mh < 2; mh++)
+                    ldsm_k(a[ds & 1][e][mh], kb, 4 * ds + 2 * e, mh);
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+                qv[ds & 1][jj] = q_b(qf, q_own[0], jj, ds);
+        };
+        load_step(0);
+#pragma unroll
+        for (int ds = 0; ds < kSteps; ds++) {
+            const int b = ds & 1;
+            if (ds + 1 < kSteps && ahead())
+                load_step(ds + 1);
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+#pragma unroll
+                for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                    for (int mh = 0; mh < 2; mh++)
+                        mma(acc[mh][jj], a[b][e][mh], e ? qv[b][jj].z : qv[b][jj].x, e ? qv[b][jj].w : qv[b][jj].y);
         }
     }
     // True in every launch (heads >= 1), by an instruction neither compiler can fold, so the
