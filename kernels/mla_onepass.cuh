@@ -884,7 +884,9 @@ struct Onepass {
     // load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93 of the
     // time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still the
     // period (NOTES.md, sixty-first). A whole step ahead spilled inside the loop at 104 registers
-    // and took 1.05-1.07; in the 99 KB build (q through L1) this order spilled there too (sm_120a:
+    // and took 1.05-1.07; at 120 (the Oᵀ warps at 192) it did not spill, but ptxas then put the
+    // loads a median 2 instructions before their use, 1.10-1.18 at the longest records (NOTES.md,
+    // seventieth); in the 99 KB build (q through L1) this order spilled there too (sm_120a:
     // 32 local accesses a tile), so that build keeps score_dims.
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
@@ -936,7 +938,9 @@ struct Onepass {
     // row_scores_ahead at two row tiles a warp (the 64-row build), a whole double k-step
     // ahead: the K and q of step ds + 1 are loaded before the MMAs of step ds, in registers of
     // the other parity. At three row tiles this spilled at 104 registers (see above); at two,
-    // the fragments of two steps take 48 registers beside the 16 accumulators.
+    // the fragments of two steps take 48 registers beside the 16 accumulators. Against
+    // row_scores_ahead's half step, on an H100: 0.974-0.982 of the time at eagle64 hot,
+    // 0.977-0.986 cold, geomean 0.997 over every config (NOTES.md, seventieth).
     template <int NT> __device__ void row_scores_step_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18

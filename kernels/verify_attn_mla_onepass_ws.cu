@@ -49,6 +49,8 @@ constexpr int kOverlapSpan = 8; // spans (positions) above which 72- and 64-row 
 constexpr int kC0Ws = 8;
 constexpr int kRrThreads = 3 * 128;
 constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the CTA's pool
+// 192 and 120 instead (the Sᵀ loop's 4 local accesses gone, the Oᵀ loop's 8 → 15) took 1.003 of
+// the time over every config on an H100, 1.016-1.025 at the longest records (NOTES.md, seventieth).
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
 
