@@ -80,9 +80,6 @@ constexpr int kDqk = 576, kDv = 512;
 constexpr int kRowBytes = kDqk * 2;        // one KV or q row: 1152 bytes, 72 chunks of 16
 constexpr int kChunks = kRowBytes / 16;
 constexpr int kMaxN8 = 9;                  // at most 72 rows per unit: 144 accumulators per thread
-// Double k-steps by which the 64-row overlapped walk's Sᵀ loads run ahead of their MMAs
-// (row_scores_step_ahead); verify_attn_mla_onepass_ws.cu sizes the Sᵀ warps' registers for it.
-constexpr int kStepsAhead64 = 2;
 constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives in the KV stages
 // Schedule: a piece's fixed cost (the q copy, the pipeline's fill, the partial and its merge)
 // and the smallest span, in tiles. c0 = 6 against 2 (results/h200/NOTES.md): bs 8 × 4096
@@ -938,43 +935,37 @@ struct Onepass {
                     mma(acc[mh][jj], a[1][mh], qv[b][jj].z, qv[b][jj].w);
         }
     }
-    // row_scores_ahead at two row tiles a warp (the 64-row build), kStepsAhead64 double k-steps
-    // ahead: the K and q of step ds + kStepsAhead64 are loaded before the MMAs of step ds, into
-    // a ring of kStepsAhead64 + 1 register sets. At three row tiles a whole step spilled at 104
-    // registers (see above); at two, the fragments of two steps take 48 registers beside the 16
-    // accumulators. One step ahead against row_scores_ahead's half step, on an H100: 0.974-0.982
-    // of the time at eagle64 hot, 0.977-0.986 cold, geomean 0.997 over every config (NOTES.md,
-    // seventieth). Two steps ahead (72 registers of fragments) spilled in the loop at 104 (22
-    // local accesses, sm_90a) and needs the Sᵀ warps' 64-row register share
-    // (verify_attn_mla_onepass_ws.cu).
+    // row_scores_ahead at two row tiles a warp (the 64-row build), a whole double k-step
+    // ahead: the K and q of step ds + 1 are loaded before the MMAs of step ds, in registers of
+    // the other parity. At three row tiles this spilled at 104 registers (see above); at two,
+    // the fragments of two steps take 48 registers beside the 16 accumulators. Against
+    // row_scores_ahead's half step, on an H100: 0.974-0.982 of the time at eagle64 hot,
+    // 0.977-0.986 cold, geomean 0.997 over every config (NOTES.md, seventieth).
     template <int NT> __device__ void row_scores_step_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
-        constexpr int kRing = kStepsAhead64 + 1;
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
         unsigned kb[4];
         k_lane_bases(st, kb);
-        unsigned a[kRing][2][2][4]; // K of a step's two k16 halves: [ds % kRing][e][mh]
-        uint4 qv[kRing][NT];        // q: [ds % kRing][jj]
+        unsigned a[2][2][2][4]; // K of a step's two k16 halves: [ds & 1][e][mh]
+        uint4 qv[2][NT];        // q: [ds & 1][jj]
         auto load_step = [&](int ds) {
 #pragma unroll
             for (int e = 0; e < 2; e++)
 #pragma unroll
                 for (int mh = 0; mh < 2; mh++)
-                    ldsm_k(a[ds % kRing][e][mh], kb, 4 * ds + 2 * e, mh);
+                    ldsm_k(a[ds & 1][e][mh], kb, 4 * ds + 2 * e, mh);
 #pragma unroll
             for (int jj = 0; jj < NT; jj++)
-                qv[ds % kRing][jj] = q_b(qf, q_own[0], jj, ds);
+                qv[ds & 1][jj] = q_b(qf, q_own[0], jj, ds);
         };
-#pragma unroll
-        for (int ds = 0; ds < kStepsAhead64; ds++)
-            load_step(ds);
+        load_step(0);
 #pragma unroll
         for (int ds = 0; ds < kSteps; ds++) {
-            const int b = ds % kRing;
-            if (ds + kStepsAhead64 < kSteps && ahead())
-                load_step(ds + kStepsAhead64);
+            const int b = ds & 1;
+            if (ds + 1 < kSteps && ahead())
+                load_step(ds + 1);
 #pragma unroll
             for (int e = 0; e < 2; e++)
 #pragma unroll

@@ -52,14 +52,6 @@ constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the C
 // 192 and 120 instead (the Sᵀ loop's 4 local accesses gone, the Oᵀ loop's 8 → 15) took 1.003 of
 // the time over every config on an H100, 1.016-1.025 at the longest records (NOTES.md, seventieth).
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
-// 64-row units hold 128 Oᵀ accumulators, not 144: in the large build their Oᵀ warps give 16
-// registers to the Sᵀ warps when those load two steps ahead (kStepsAhead64), whose 72 registers
-// of fragments spilled in the loop at 104 (22 local accesses). sass_diff --loops (sm_90a,
-// onepass_rr_kernel<8, true>): at 184 / 128 the Sᵀ loop has 0 local accesses (load to first
-// use median 20 → 31) and the Oᵀ loop 7 (0 before); at 192 / 120, 3 and 0.
-template <int kN8, bool kLarge> constexpr bool kWideS = kLarge && kN8 == kMaxN8 - 1 && kStepsAhead64 >= 2;
-template <int kN8, bool kLarge> constexpr int kOverlapORegsOf = kWideS<kN8, kLarge> ? 184 : kOverlapORegs;
-template <int kN8, bool kLarge> constexpr int kOverlapSRegsOf = kWideS<kN8, kLarge> ? 128 : kOverlapSRegs;
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
 
 // The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
@@ -100,9 +92,7 @@ static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThre
               "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
 static_assert(RrOverlap<true, 8>::bytes <= kRrSmemBytes<true> && RrOverlap<false, 8>::bytes <= kRrSmemBytes<false>,
               "the 72-row layouts are the largest");
-static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs &&
-                  8 * kOverlapORegsOf<8, true> + 4 * kOverlapSRegsOf<8, true> <= 12 * kRrLaunchRegs,
-              "the overlap's registers come from the pool");
+static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
 template <int kRegs> __device__ __forceinline__ void regs_inc()
@@ -134,10 +124,10 @@ __global__ void __maxnreg__(kRrLaunchRegs)
             Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
         __syncthreads(); // the one block barrier both roles reach from one instruction
         if (wg < 2) {
-            regs_inc<kOverlapORegsOf<kN8, kLarge>>();
+            regs_inc<kOverlapORegs>();
             walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
         } else {
-            regs_dec<kOverlapSRegsOf<kN8, kLarge>>();
+            regs_dec<kOverlapSRegs>();
             walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
         }
         return;
