@@ -80,8 +80,6 @@ constexpr int kDqk = 576, kDv = 512;
 constexpr int kRowBytes = kDqk * 2;        // one KV or q row: 1152 bytes, 72 chunks of 16
 constexpr int kChunks = kRowBytes / 16;
 constexpr int kMaxN8 = 9;                  // at most 72 rows per unit: 144 accumulators per thread
-// DS64: the 64-row overlapped walk's Sᵀ split by dims as well as rows (Onepass::pair_scores).
-constexpr bool kPairDims64 = true;
 constexpr int kMaxBatch = 16384;           // the schedule's prefix array lives in the KV stages
 // Schedule: a piece's fixed cost (the q copy, the pipeline's fill, the partial and its merge)
 // and the smallest span, in tiles. c0 = 6 against 2 (results/h200/NOTES.md): bs 8 × 4096
@@ -123,7 +121,6 @@ template <int kN8> struct Smem {
     // Every warp scores (warps [0, kSW)) and accumulates; one Pᵀ and one set of rescale factors.
     static constexpr bool kOverlap = false;
     static constexpr bool kQSmem = false; // q's fragments in the workspace, read through L1
-    static constexpr bool kPairDims = false;
     static constexpr int kThreads = vb::kWarp * 8, kSW0 = 0, kPairBar0 = 1;
     __host__ __device__ static constexpr int pt_at(int) { return pt; }
     __host__ __device__ static constexpr int corr_at(int) { return corr; }
@@ -151,18 +148,13 @@ template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, Sm
 // against pairs that split the dims and swap partial scores, 0.96-0.997 at the long and mid
 // shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel, whose registers go
 // to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false,
-          bool kPairDims_ = false>
-struct SmemOverlap {
+template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     // kCopyWarp: a warp of its own (warp 8 + kSW) copies the KV, not the Oᵀ warps; they tell it
     // through `empty` when they have read a stage. Their copies, slot lookups and kOBar barrier
     // were about a fifth of their working samples in Nsight Compute (NOTES.md, fifty-eighth).
     static constexpr bool kCopyWarp = kCopyWarp_;
     static constexpr bool kQSmem = kQSmem_; // q's rows at qf, not its fragments in the workspace
-    // kPairDims: the Sᵀ warps pair up and split the dims (Onepass::pair_scores), handing each
-    // other partial scores through xch.
-    static constexpr bool kPairDims = kPairDims_;
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
     static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
@@ -182,9 +174,7 @@ struct SmemOverlap {
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
     static constexpr int empty = blk + 8;                         // [kStages] kCopyWarp: stage s read (Oᵀ → copier)
-    static constexpr int pair_xch = empty + (kCopyWarp ? 8 * kStages : 0); // kPairDims: [2][kSW][16][kWarp] floats
-    static constexpr int end = pair_xch + (kPairDims ? 2 * kSW * 16 * vb::kWarp * 4 : 0);
-    static constexpr int kSPairBar0 = 4; // kPairDims: named barriers 4 and 5, one a pair of Sᵀ warps
+    static constexpr int end = empty + (kCopyWarp ? 8 * kStages : 0);
     static constexpr int qf = (end + 127) / 128 * 128;            // kQSmem: q_frag_bytes(kN8)
     static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (end + 15) / 16 * 16;
 
@@ -985,93 +975,6 @@ struct Onepass {
                         mma(acc[mh][jj], a[b][e][mh], e ? qv[b][jj].z : qv[b][jj].x, e ? qv[b][jj].w : qv[b][jj].y);
         }
     }
-    // DS64 (L::kPairDims: 64-row units in the large build): the Sᵀ warps pair up (sw() / 2) over
-    // the pair's four n8 row tiles, each warp over half of the 576 dims (KS = sw() % 2), so that a
-    // K fragment feeds four MMAs instead of two and the warpgroup reads about 147 KB of shared
-    // memory a tile instead of 221 KB (arithmetic: 72 ldmatrix a warp instead of 108). Each warp
-    // then hands the other the partial scores of the other's two row tiles through pair_xch (a
-    // buffer a tile parity, so a buffer is rewritten only after the pair's next barrier) and,
-    // after the pair's barrier, adds them to its own: s holds the full scores of n8 tiles j_lo
-    // and j_lo + 1, as row_scores gives them.
-    __device__ void pair_scores(int st, int par, const uint4 *qfrag, float (&s)[2][2][4])
-    {
-        static_assert(L::kPairDims && kN8 == 8 && kSW == 4, "two pairs of Sᵀ warps, four n8 row tiles a pair");
-        float acc[2][4][4];
-        if (sw() & 1) {
-            pair_half_scores<1>(st, qfrag, acc);
-            pair_send<1>(par, acc);
-        } else {
-            pair_half_scores<0>(st, qfrag, acc);
-            pair_send<0>(par, acc);
-        }
-        // Outside the KS-templated halves, so that both warps meet at one instruction (synccheck).
-        named_barrier(L::kSPairBar0 + sw() / 2, 2 * kWarp);
-        if (sw() & 1)
-            pair_receive<1>(par, acc, s);
-        else
-            pair_receive<0>(par, acc, s);
-    }
-    // The pair's four row tiles over dims [288·KS, 288·KS + 288), loads a double k-step ahead of
-    // their MMAs as in row_scores_step_ahead.
-    template <int KS> __device__ void pair_half_scores(int st, const uint4 *qfrag, float (&acc)[2][4][4])
-    {
-        constexpr int kSteps = kChunks / 4 / 2, kD0 = KS * kSteps; // 9 double k-steps (32 dims) from kD0
-        zero_scores(acc);
-        const uint4 *qf = qfrag + (size_t)(4 * (sw() / 2)) * (kChunks / 4) * kWarp + lane;
-        unsigned kb[4];
-        k_lane_bases(st, kb);
-        unsigned a[2][2][2][4]; // K of a step's two k16 halves: [i & 1][e][mh]
-        uint4 qv[2][4];         // q: [i & 1][jj]
-        auto load_step = [&](int i) {
-#pragma unroll
-            for (int e = 0; e < 2; e++)
-#pragma unroll
-                for (int mh = 0; mh < 2; mh++)
-                    ldsm_k(a[i & 1][e][mh], kb, 4 * (kD0 + i) + 2 * e, mh);
-#pragma unroll
-            for (int jj = 0; jj < 4; jj++)
-                qv[i & 1][jj] = q_b(qf, q_own[0], jj, kD0 + i);
-        };
-        load_step(0);
-#pragma unroll
-        for (int i = 0; i < kSteps; i++) {
-            const int b = i & 1;
-            if (i + 1 < kSteps && ahead())
-                load_step(i + 1);
-#pragma unroll
-            for (int e = 0; e < 2; e++)
-#pragma unroll
-                for (int jj = 0; jj < 4; jj++)
-#pragma unroll
-                    for (int mh = 0; mh < 2; mh++)
-                        mma(acc[mh][jj], a[b][e][mh], e ? qv[b][jj].z : qv[b][jj].x, e ? qv[b][jj].w : qv[b][jj].y);
-        }
-    }
-    // This warp's partial scores of the other warp's two row tiles (KS 0 keeps the pair's tiles 0
-    // and 1, KS 1 tiles 2 and 3), lane-major so that a warp's stores hit 32 banks.
-    template <int KS> __device__ void pair_send(int par, const float (&acc)[2][4][4])
-    {
-        float *mine = reinterpret_cast<float *>(smem + L::pair_xch) + (par * kSW + sw()) * 16 * kWarp + lane;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    mine[((2 * mh + h) * 4 + e) * kWarp] = acc[mh][2 * (KS ^ 1) + h][e];
-    }
-    template <int KS> __device__ void pair_receive(int par, const float (&acc)[2][4][4], float (&s)[2][2][4])
-    {
-        const float *theirs =
-            reinterpret_cast<const float *>(smem + L::pair_xch) + (par * kSW + (sw() ^ 1)) * 16 * kWarp + lane;
-#pragma unroll
-        for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[mh][h][e] = acc[mh][2 * KS + h][e] + theirs[((2 * mh + h) * 4 + e) * kWarp];
-    }
     // True in every launch (heads >= 1), by an instruction neither compiler can fold, so the
     // loads that depend on it stay conditional (predicated in the SASS).
     __device__ __forceinline__ bool ahead() const
@@ -1170,10 +1073,7 @@ struct Onepass {
     template <int NT> __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
     {
         float s[2][NT][4];
-        if constexpr (L::kPairDims)
-            pair_scores(st, par, qfrag, s);
-        else
-            row_scores<NT>(st, qfrag, s);
+        row_scores<NT>(st, qfrag, s);
         const float scale = p.sm_scale * kLog2e;
 #pragma unroll
         for (int mh = 0; mh < 2; mh++)

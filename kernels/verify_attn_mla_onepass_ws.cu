@@ -52,12 +52,6 @@ constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the C
 // 192 and 120 instead (the Sᵀ loop's 4 local accesses gone, the Oᵀ loop's 8 → 15) took 1.003 of
 // the time over every config on an H100, 1.016-1.025 at the longest records (NOTES.md, seventieth).
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
-// 64-row units hold 128 Oᵀ accumulators, not 144: with DS64 (kPairDims64, the large build) their
-// Oᵀ warps give 16 registers to the Sᵀ warps, whose four row tiles' accumulators and a step's
-// fragments of two steps take 96.
-template <int kN8, bool kLarge> constexpr bool kWideS = kLarge && kN8 == kMaxN8 - 1 && kPairDims64;
-template <int kN8, bool kLarge> constexpr int kOverlapORegsOf = kWideS<kN8, kLarge> ? 184 : kOverlapORegs;
-template <int kN8, bool kLarge> constexpr int kOverlapSRegsOf = kWideS<kN8, kLarge> ? 128 : kOverlapSRegs;
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
 
 // The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
@@ -86,21 +80,19 @@ constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking 
 // copier took 0.956 (NOTES.md, sixtieth).
 template <int kN8> constexpr int kLargeSWarps = kN8 == kMaxN8 ? 3 : 4;
 template <bool kLarge, int kN8 = kMaxN8>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3,
-                                                 kPairDims64 && kN8 == kMaxN8 - 1>,
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3>,
                                      OverlapLayout<kN8>>;
 // The unit sizes that take onepass_rr_kernel: 72 rows (9 n8 tiles) and 64 (8: eagle64's units).
 __host__ __device__ constexpr bool overlaps(int n8) { return n8 == kMaxN8 || n8 == kMaxN8 - 1; }
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
-constexpr int max_of(int a, int b) { return a > b ? a : b; }
-template <bool kLarge>
-constexpr int kRrSmemBytes = max_of(max_of(RrOverlap<kLarge>::bytes, RrOverlap<kLarge, 8>::bytes), RrWalk<kLarge>::bytes);
+template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
+                                                                                                       : RrWalk<kLarge>::bytes;
 static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads &&
                   RrOverlap<true, 8>::kThreads == kRrThreads && RrOverlap<false, 8>::kThreads == kRrThreads,
               "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
-static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs &&
-                  8 * kOverlapORegsOf<8, true> + 4 * kOverlapSRegsOf<8, true> <= 12 * kRrLaunchRegs,
-              "the overlap's registers come from the pool");
+static_assert(RrOverlap<true, 8>::bytes <= kRrSmemBytes<true> && RrOverlap<false, 8>::bytes <= kRrSmemBytes<false>,
+              "the 72-row layouts are the largest");
+static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
 template <int kRegs> __device__ __forceinline__ void regs_inc()
@@ -132,10 +124,10 @@ __global__ void __maxnreg__(kRrLaunchRegs)
             Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
         __syncthreads(); // the one block barrier both roles reach from one instruction
         if (wg < 2) {
-            regs_inc<kOverlapORegsOf<kN8, kLarge>>();
+            regs_inc<kOverlapORegs>();
             walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
         } else {
-            regs_dec<kOverlapSRegsOf<kN8, kLarge>>();
+            regs_dec<kOverlapSRegs>();
             walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
         }
         return;
