@@ -884,9 +884,9 @@ struct Onepass {
     // load now comes a median 16 instructions before its first use. On an H100, 0.88-0.93 of the
     // time hot and cold at the four longest A/B records, the Sᵀ tile 3.1k cycles, still the
     // period (NOTES.md, sixty-first). A whole step ahead spilled inside the loop at 104 registers
-    // and took 1.05-1.07; at 120 (the Oᵀ warps at 192) it did not spill, but ptxas then put the
-    // loads a median 2 instructions before their use, 1.10-1.18 at the longest records (NOTES.md,
-    // seventieth); in the 99 KB build (q through L1) this order spilled there too (sm_120a:
+    // and took 1.05-1.07; at 120 (the Oᵀ warps at 192) the loop kept 3 local accesses and ptxas
+    // put the loads a median 2 instructions before their use, 1.10-1.18 at the longest records
+    // (NOTES.md, seventieth); in the 99 KB build (q through L1) this order spilled there too (sm_120a:
     // 32 local accesses a tile), so that build keeps score_dims.
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
