@@ -868,10 +868,12 @@ struct Onepass {
     // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
     template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        if constexpr (L::kQSmem)
-            row_scores_ahead<NT>(st, qfrag, acc);
-        else
+        if constexpr (!L::kQSmem)
             score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
+        else if constexpr (NT <= 2)
+            row_scores_step_ahead<NT>(st, qfrag, acc); // two row tiles a warp: 64-row units
+        else
+            row_scores_ahead<NT>(st, qfrag, acc);
     }
     // row_scores in the large build (q in shared memory), each load issued half a double k-step
     // before its MMAs: K of (ds, e = 1) before the MMAs of (ds, 0), K of (ds + 1, 0) and q of
@@ -891,10 +893,6 @@ struct Onepass {
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
         static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
-        if constexpr (NT <= 2) {
-            row_scores_step_ahead<NT>(st, qfrag, acc);
-            return;
-        }
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
@@ -943,6 +941,7 @@ struct Onepass {
     // 0.977-0.986 cold, geomean 0.997 over every config (NOTES.md, seventieth).
     template <int NT> __device__ void row_scores_step_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
+        static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
