@@ -1367,9 +1367,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         stamps.mark(PhaseStamps::kQCopied);
         if constexpr (kRole == 1)
             op.accumulate_piece(w, stamps);
-        else if constexpr (kRole == 3)
-            op.copy_piece();
-        else if (L::kCopyWarp && L::kCopyWarp0 < 12 && op.warp == L::kCopyWarp0) // a copier in the Sᵀ warpgroup
+        else if (L::kCopyWarp && op.warp == L::kCopyWarp0)
             op.copy_piece();
         else
             op.score_piece(qfrag);
