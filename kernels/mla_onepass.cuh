@@ -868,6 +868,7 @@ struct Onepass {
     // crosses warps. s[mh][jj][e]: key 16·mh + 8·(e / 2) + g, row 8·(j_lo + jj) + 2·t + e % 2.
     template <int NT> __device__ void row_scores(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
+        static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
         if constexpr (!L::kQSmem)
             score_dims<NT, 0, kChunks / 4>(st, qfrag, acc);
         else if constexpr (NT <= 2)
@@ -892,7 +893,6 @@ struct Onepass {
     // 32 local accesses a tile), so that build keeps score_dims.
     template <int NT> __device__ void row_scores_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
@@ -941,7 +941,6 @@ struct Onepass {
     // 0.977-0.986 cold, geomean 0.997 over every config (NOTES.md, seventieth).
     template <int NT> __device__ void row_scores_step_ahead(int st, const uint4 *qfrag, float (&acc)[2][NT][4])
     {
-        static_assert(!kQDirect, "the overlapped walk reads q's fragments from its copy");
         constexpr int kSteps = kChunks / 4; // double k-steps (32 dims): 18
         zero_scores(acc);
         const uint4 *qf = qfrag + (size_t)j_lo * kSteps * kWarp + lane;
