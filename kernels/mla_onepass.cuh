@@ -148,14 +148,12 @@ template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, Sm
 // against pairs that split the dims and swap partial scores, 0.96-0.997 at the long and mid
 // shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel, whose registers go
 // to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false, int kCopyWarps_ = 1>
-struct SmemOverlap {
+template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     // kCopyWarp: a warp of its own (warp 8 + kSW) copies the KV, not the Oᵀ warps; they tell it
     // through `empty` when they have read a stage. Their copies, slot lookups and kOBar barrier
     // were about a fifth of their working samples in Nsight Compute (NOTES.md, fifty-eighth).
     static constexpr bool kCopyWarp = kCopyWarp_;
-    static constexpr int kCopyWarps = kCopyWarp ? kCopyWarps_ : 0; // warps kCopyWarp0 .. + kCopyWarps - 1 copy
     static constexpr bool kQSmem = kQSmem_; // q's rows at qf, not its fragments in the workspace
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
@@ -181,9 +179,9 @@ struct SmemOverlap {
     static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (end + 15) / 16 * 16;
 
     static constexpr bool kOverlap = true;
-    static constexpr int kThreads = vb::kWarp * (8 + kSW + kCopyWarps), kSW0 = 8, kCopyWarp0 = 8 + kSW;
+    static constexpr int kThreads = vb::kWarp * (8 + kSW + kCopyWarp), kSW0 = 8, kCopyWarp0 = 8 + kSW;
     static constexpr int kOThreads = vb::kWarp * 8;
-    static constexpr int kCopiers = kCopyWarp ? vb::kWarp * kCopyWarps : kOThreads; // the threads that copy the KV
+    static constexpr int kCopiers = kCopyWarp ? vb::kWarp : kOThreads; // the threads that copy the KV
     static constexpr int kOBar = 3; // named barrier of the Oᵀ warps alone (the Sᵀ warps take none)
     __host__ __device__ static constexpr int pt_at(int par) { return pt + par * kKeys * kPStride; }
     __host__ __device__ static constexpr int corr_at(int par) { return corr + par * kRows * 4; }
@@ -1155,20 +1153,18 @@ struct Onepass {
             const int64_t next = tile + 1 < hi ? ps.key_slot(p, (int64_t)(tile + 1) * kKeys + lane) : 0;
             if (tile >= lo + S)
                 bar_wait(L::empty + 8 * st, kEmptyBit + st);
-            issue_kv_warp(tile, st, slot, warp - L::kCopyWarp0);
+            issue_kv_warp(tile, st, slot);
             cp_async_mbar_arrive(bar_at(L::full + 8 * st));
             slot = next;
         }
     }
     // One tile's copies by one warp: four keys an instruction, kLoaders (8) lanes a key, as
     // issue_kv lays them out; lane l holds key l's slot.
-    __device__ void issue_kv_warp(int tile, int st, int64_t slot_of_lane, int cw)
+    __device__ void issue_kv_warp(int tile, int st, int64_t slot_of_lane)
     {
         static_assert(kLoaders == 8 && kKeys == 32, "a warp copies four keys an instruction");
-        constexpr int kCw = L::kCopyWarps > 0 ? L::kCopyWarps : 1, kPer = kKeys / 4 / kCw;
-        static_assert(kPer * kCw * 4 == kKeys, "the copier warps split the tile's keys evenly");
 #pragma unroll
-        for (int k4 = kPer * cw; k4 < kPer * cw + kPer; k4++) {
+        for (int k4 = 0; k4 < kKeys / 4; k4++) {
             const int key = 4 * k4 + lane / kLoaders;
             issue_key(tile, st, key, lane % kLoaders, __shfl_sync(0xffffffffu, slot_of_lane, key));
         }
@@ -1370,9 +1366,7 @@ __device__ __forceinline__ void walk_overlap(const vb_verify_params &p, void *ws
         stamps.mark(PhaseStamps::kQCopied);
         if constexpr (kRole == 1)
             op.accumulate_piece(w, stamps);
-        else if constexpr (kRole == 3)
-            op.copy_piece();
-        else if (L::kCopyWarp && L::kCopyWarp0 < 12 && op.warp == L::kCopyWarp0) // a copier in the Sᵀ warpgroup
+        else if (L::kCopyWarp && op.warp == L::kCopyWarp0)
             op.copy_piece();
         else
             op.score_piece(qfrag);

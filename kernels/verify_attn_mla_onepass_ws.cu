@@ -53,17 +53,6 @@ constexpr int kRrLaunchRegs = 65536 / kRrThreads / 8 * 8;          // 168: the C
 // the time over every config on an H100, 1.016-1.025 at the longest records (NOTES.md, seventieth).
 constexpr int kOverlapORegs = 200, kOverlapSRegs = 104;            // 8 Oᵀ warps, the Sᵀ warpgroup
 constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking warps, 4 idle
-// CW4 (measured, not kept): the large build's 64-row launches take 16 warps, not 12, at 128
-// registers each; the fourth warpgroup's four warps copy the KV (8 keys of a tile each), so the
-// Oᵀ warps only read it. On an H100 (NOTES.md, seventy-second) at eagle64: 1.024 of HEAD's time
-// hot and cold at Oᵀ / Sᵀ / copier registers 192 / 104 / 24, 1.032-1.038 at 184 / 104 / 40; one
-// copier warp (CW64) 1.43-1.53 and 1.13-1.25.
-constexpr int kCwORegs = 192, kCwCRegs = 24;
-template <int kN8, bool kLarge> constexpr bool kCw = kLarge && kN8 == kMaxN8 - 1;
-template <int kN8, bool kLarge> constexpr int kRrThreadsOf = kCw<kN8, kLarge> ? 4 * 128 : kRrThreads;
-template <int kN8, bool kLarge> constexpr int kRrLaunchRegsOf = 65536 / kRrThreadsOf<kN8, kLarge> / 8 * 8;
-template <int kN8, bool kLarge> constexpr int kOverlapORegsOf = kCw<kN8, kLarge> ? kCwORegs : kOverlapORegs;
-template <int kN8, bool kLarge> constexpr int kWalkRegsOf = kCw<kN8, kLarge> ? (65536 / 32 - 8 * kIdleRegs) / 8 / 8 * 8 : kWalkRegs;
 
 // The layouts of onepass_rr_kernel's two builds. kLarge (picked where a block may opt in to
 // enough shared memory: sm_90 and sm_100, not sm_120): three KV stages and the piece's q
@@ -91,7 +80,7 @@ template <int kN8, bool kLarge> constexpr int kWalkRegsOf = kCw<kN8, kLarge> ? (
 // copier took 0.956 (NOTES.md, sixtieth).
 template <int kN8> constexpr int kLargeSWarps = kN8 == kMaxN8 ? 3 : 4;
 template <bool kLarge, int kN8 = kMaxN8>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, true, kN8 == kMaxN8 ? 1 : 4>,
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3>,
                                      OverlapLayout<kN8>>;
 // The unit sizes that take onepass_rr_kernel: 72 rows (9 n8 tiles) and 64 (8: eagle64's units).
 __host__ __device__ constexpr bool overlaps(int n8) { return n8 == kMaxN8 || n8 == kMaxN8 - 1; }
@@ -99,15 +88,12 @@ template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, 
 template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
                                                                                                        : RrWalk<kLarge>::bytes;
 static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads &&
-                  RrOverlap<true, 8>::kThreads == 16 * kWarp && RrOverlap<false, 8>::kThreads == kRrThreads,
-              "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps; CW64's last three leave)");
+                  RrOverlap<true, 8>::kThreads == kRrThreads && RrOverlap<false, 8>::kThreads == kRrThreads,
+              "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
 static_assert(RrOverlap<true, 8>::bytes <= kRrSmemBytes<true> && RrOverlap<false, 8>::bytes <= kRrSmemBytes<false>,
               "the 72-row layouts are the largest");
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
-static_assert(8 * kCwORegs + 4 * kOverlapSRegs + 4 * kCwCRegs <= 16 * kRrLaunchRegsOf<8, true> &&
-                  8 * kWalkRegsOf<8, true> + 8 * kIdleRegs <= 16 * kRrLaunchRegsOf<8, true>,
-              "CW64's registers come from its pool");
 
 template <int kRegs> __device__ __forceinline__ void regs_inc()
 {
@@ -123,14 +109,14 @@ template <int kRegs> __device__ __forceinline__ void regs_dec()
 }
 
 template <int kN8, bool kLarge>
-__global__ void __maxnreg__((kRrLaunchRegsOf<kN8, kLarge>))
+__global__ void __maxnreg__(kRrLaunchRegs)
     onepass_rr_kernel(vb_verify_params p, void *ws, SchedConfig c)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 // launched on compute capability 9.0, 10.0 and 12.0 only
     static_assert(overlaps(kN8), "launch_main sends only the unit sizes that overlap here");
     extern __shared__ __align__(128) unsigned char smem[];
     static_assert(4 * (kMaxBatch + 1) <= OverlapLayout<kMaxN8>::pt, "the prefix array fits in the KV stages");
-    const int total = Schedule<kKeys, kRrThreadsOf<kN8, kLarge>>::start_positions(p, c, reinterpret_cast<int *>(smem));
+    const int total = Schedule<kKeys, kRrThreads>::start_positions(p, c, reinterpret_cast<int *>(smem));
     const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0); // warp-uniform for ptxas
     if ((total + c.grid - 1) / c.grid > kOverlapSpan) {
         using L = RrOverlap<kLarge, kN8>;
@@ -138,22 +124,19 @@ __global__ void __maxnreg__((kRrLaunchRegsOf<kN8, kLarge>))
             Onepass<kN8, kN8, 1, false, L>::init_barriers(smem);
         __syncthreads(); // the one block barrier both roles reach from one instruction
         if (wg < 2) {
-            regs_inc<kOverlapORegsOf<kN8, kLarge>>();
+            regs_inc<kOverlapORegs>();
             walk_overlap<kN8, 1, L>(p, ws, c, smem, total);
-        } else if (!kCw<kN8, kLarge> || wg == 2) {
+        } else {
             regs_dec<kOverlapSRegs>();
             walk_overlap<kN8, 2, L>(p, ws, c, smem, total);
-        } else if constexpr (kCw<kN8, kLarge>) {
-            regs_dec<kCwCRegs>();
-            walk_overlap<kN8, 3, L>(p, ws, c, smem, total); // the four copier warps
         }
         return;
     }
-    if (wg >= 2) {
+    if (wg == 2) {
         regs_dec<kIdleRegs>();
         return;
     }
-    regs_inc<kWalkRegsOf<kN8, kLarge>>();
+    regs_inc<kWalkRegs>();
     walks<kN8, true, kLarge>(p, ws, c, smem, total);
 #endif
 }
@@ -228,7 +211,7 @@ cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c,
     static bool set = false;
     if (cudaError_t e = set_attributes(onepass_rr_kernel<kN8, kLarge>, kRrSmemBytes<kLarge>, set))
         return e;
-    onepass_rr_kernel<kN8, kLarge><<<c.grid, kRrThreadsOf<kN8, kLarge>, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
+    onepass_rr_kernel<kN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
     return cudaGetLastError();
 }
 
