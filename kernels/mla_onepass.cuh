@@ -148,19 +148,13 @@ template <int kN8, bool kQSmem> using WalkLayout = std::conditional_t<kQSmem, Sm
 // against pairs that split the dims and swap partial scores, 0.96-0.997 at the long and mid
 // shapes on an H100 (NOTES.md, fifty-fifth). Runs only in onepass_rr_kernel, whose registers go
 // to the Oᵀ warps.
-template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false, bool kOSoftmax_ = false>
-struct SmemOverlap {
+template <int kN8, int kSWarps = 4, int kStages_ = 2, bool kQSmem_ = false, bool kCopyWarp_ = false> struct SmemOverlap {
     static constexpr int kStages = kStages_;
     // kCopyWarp: a warp of its own (warp 8 + kSW) copies the KV, not the Oᵀ warps; they tell it
     // through `empty` when they have read a stage. Their copies, slot lookups and kOBar barrier
     // were about a fifth of their working samples in Nsight Compute (NOTES.md, fifty-eighth).
     static constexpr bool kCopyWarp = kCopyWarp_;
     static constexpr bool kQSmem = kQSmem_; // q's rows at qf, not its fragments in the workspace
-    // kOSoftmax (SM64 at 64 rows, SM72 at 72): the Sᵀ warps write each tile's scores less their
-    // row's max, in fp32, to sd; the Oᵀ warps turn them into Pᵀ and the row sums, four keys a warp
-    // (accumulate_piece).
-    static constexpr bool kOSoftmax = kOSoftmax_;
-    static constexpr int kSdStride = 8 * kN8 + 8; // floats a key in sd: a float2 store of a warp is 2 wavefronts
     static constexpr int kRows = 8 * kN8;
     // Row split: each Sᵀ warp is a row group of its own (all 32 keys, all 576 dims).
     static constexpr int kGroups = kSWarps, kSW = kSWarps, kNt = (kN8 + kGroups - 1) / kGroups;
@@ -180,9 +174,7 @@ struct SmemOverlap {
     static constexpr int sums = freed + 16;                       // the piece's row sums written (Sᵀ → Oᵀ)
     static constexpr int blk = sums + 8;                          // the walk's block barrier (every thread)
     static constexpr int empty = blk + 8;                         // [kStages] kCopyWarp: stage s read (Oᵀ → copier)
-    static constexpr int sd = (empty + (kCopyWarp ? 8 * kStages : 0) + 15) / 16 * 16; // [2][kKeys][kSdStride] kOSoftmax
-    static constexpr int lsum = sd + (kOSoftmax ? 2 * kKeys * kSdStride * 4 : 0); // [8][kRows] kOSoftmax: Oᵀ warps' row sums
-    static constexpr int end = lsum + (kOSoftmax ? 8 * kRows * 4 : 0);
+    static constexpr int end = empty + (kCopyWarp ? 8 * kStages : 0);
     static constexpr int qf = (end + 127) / 128 * 128;            // kQSmem: q_frag_bytes(kN8)
     static constexpr int bytes = kQSmem ? qf + q_frag_bytes(kN8) : (end + 15) / 16 * 16;
 
@@ -1016,8 +1008,41 @@ struct Onepass {
     // warp and parity tells the Oᵀ warps whether to rescale.
     template <int NT> __device__ void row_softmax(float (&s)[2][NT][4], float (&ls)[kNt][2], int par)
     {
-        float m[NT][2], c[NT][2];
-        const bool rescale = row_max_update<NT>(s, m, c);
+        float *rm = reinterpret_cast<float *>(smem + L::rm);
+        float m[NT][2];
+        bool up = false;
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                m[jj][h] = rm[8 * (j_lo + jj) + 2 * t + h];
+                const float mx = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
+                up |= mx > m[jj][h] + kLazy;
+            }
+        __syncwarp(); // every lane has read rm before lane g = 0 of a row may write it below
+        const bool rescale = __any_sync(0xffffffffu, up);
+        float c[NT][2];
+#pragma unroll
+        for (int jj = 0; jj < NT; jj++)
+            c[jj][0] = c[jj][1] = 1.f;
+        if (rescale) { // uniform across the warp
+#pragma unroll
+            for (int jj = 0; jj < NT; jj++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float v = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
+                    const float mnew = fmaxf(m[jj][h], v);
+                    if (mnew != m[jj][h]) {
+                        c[jj][h] = exp2_ftz(m[jj][h] - mnew);
+                        if (g == 0)
+                            rm[8 * (j_lo + jj) + 2 * t + h] = mnew;
+                        m[jj][h] = mnew;
+                    }
+                }
+        }
         float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
         unsigned char *pt = smem + L::pt_at(par);
 #pragma unroll
@@ -1042,70 +1067,6 @@ struct Onepass {
         if (lane == 0)
             reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
     }
-    // SM64's Sᵀ side of the softmax (L::kOSoftmax): the rows' max and corr as row_softmax keeps
-    // them, and the scores less their max (in the log2 domain) to sd for the Oᵀ warps.
-    template <int NT> __device__ void row_scores_out(const float (&s)[2][NT][4], int par)
-    {
-        float m[NT][2], c[NT][2];
-        const bool rescale = row_max_update<NT>(s, m, c);
-        float *corr = reinterpret_cast<float *>(smem + L::corr_at(par));
-        float *sd = reinterpret_cast<float *>(smem + L::sd) + par * kKeys * L::kSdStride;
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++) {
-            const int row = 8 * (j_lo + jj) + 2 * t;
-            const float mu0 = m[jj][0] == -CUDART_INF_F ? 0.f : m[jj][0];
-            const float mu1 = m[jj][1] == -CUDART_INF_F ? 0.f : m[jj][1];
-#pragma unroll
-            for (int mh = 0; mh < 2; mh++)
-#pragma unroll
-                for (int hk = 0; hk < 2; hk++)
-                    *reinterpret_cast<float2 *>(sd + (16 * mh + 8 * hk + g) * L::kSdStride + row) =
-                        make_float2(s[mh][jj][2 * hk] - mu0, s[mh][jj][2 * hk + 1] - mu1);
-            if (g == 0)
-                *reinterpret_cast<float2 *>(corr + row) = make_float2(c[jj][0], c[jj][1]);
-        }
-        if (lane == 0)
-            reinterpret_cast<int *>(smem + L::moved)[par * kSW + sw()] = rescale;
-    }
-    // The lazy max of the rows this warp owns (row_softmax's first half): m the rows' reference
-    // max after this tile, c their rescale factors; returns whether any moved (warp-uniform).
-    template <int NT> __device__ bool row_max_update(const float (&s)[2][NT][4], float (&m)[NT][2], float (&c)[NT][2])
-    {
-        float *rm = reinterpret_cast<float *>(smem + L::rm);
-        bool up = false;
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                m[jj][h] = rm[8 * (j_lo + jj) + 2 * t + h];
-                const float mx = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
-                up |= mx > m[jj][h] + kLazy;
-            }
-        __syncwarp(); // every lane has read rm before lane g = 0 of a row may write it below
-        const bool rescale = __any_sync(0xffffffffu, up);
-#pragma unroll
-        for (int jj = 0; jj < NT; jj++)
-            c[jj][0] = c[jj][1] = 1.f;
-        if (rescale) { // uniform across the warp
-#pragma unroll
-            for (int jj = 0; jj < NT; jj++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    float v = fmaxf(fmaxf(s[0][jj][h], s[0][jj][h + 2]), fmaxf(s[1][jj][h], s[1][jj][h + 2]));
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
-                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
-                    const float mnew = fmaxf(m[jj][h], v);
-                    if (mnew != m[jj][h]) {
-                        c[jj][h] = exp2_ftz(m[jj][h] - mnew);
-                        if (g == 0)
-                            rm[8 * (j_lo + jj) + 2 * t + h] = mnew;
-                        m[jj][h] = mnew;
-                    }
-                }
-        }
-        return rescale;
-    }
     // One tile of the Sᵀ role: scores in the log2 domain, mask, softmax, Pᵀ out.
     template <int NT> __device__ void row_score_tile(int tile, int st, int par, const uint4 *qfrag, float (&ls)[kNt][2])
     {
@@ -1120,10 +1081,7 @@ struct Onepass {
                 for (int e = 0; e < 4; e++)
                     s[mh][jj][e] *= scale;
         row_mask<NT>(tile, s);
-        if constexpr (L::kOSoftmax)
-            row_scores_out<NT>(s, par);
-        else
-            row_softmax<NT>(s, ls, par);
+        row_softmax<NT>(s, ls, par);
     }
     // The piece's row sums: each row's lanes (one t, eight g) add their shares into rsum.
     __device__ void row_finish_sums(const float (&ls)[kNt][2])
@@ -1163,10 +1121,6 @@ struct Onepass {
             const int par = (tile - lo) & 1;
             wait_full(st);
             bar_wait(L::ready + 8 * par, kReadyBit + par); // Pᵀ, corr and the flags of the tile are out
-            if constexpr (L::kOSoftmax) {
-                p_slice(par, tile == lo);
-                named_barrier(L::kOBar, L::kOThreads); // all of the tile's Pᵀ written
-            }
             accumulate(st, par, tile == lo, [&] {
                 if constexpr (L::kCopyWarp) {
                     if (tile + S < hi) // the copier refills the stage (Sᵀ read it before ready)
@@ -1181,61 +1135,11 @@ struct Onepass {
                 mbar_arrive(bar_at(L::freed + 8 * par));
         }
         stamps.mark(PhaseStamps::kLoopEnd);
-        if constexpr (L::kOSoftmax)
-            sum_rows();
         bar_wait(L::sums, kSumsBit);
         if (ps.pc.direct)
             write_o();
         else
             write_partial_o(w);
-    }
-
-    // SM64 / SM72 (L::kOSoftmax): this Oᵀ warp's four keys of the tile, Pᵀ = 2^(score - max) for
-    // every row, lane l holding rows 2·l and 2·l + 1 of each 64 (at 72 rows lanes 0-3 take rows
-    // 64-71 in a second pass), and their share of the row sums (rescaled by
-    // corr as the Sᵀ warps' own sums are in row_softmax). The shares live in shared memory
-    // (lsum), not registers: two more live registers across the tile loop made ptxas spill six
-    // times a tile in the Oᵀ loop at 200 registers (sass_diff --loops, sm_90a).
-    __device__ void p_slice(int par, bool first)
-    {
-        static_assert(kKeys == 4 * 8 && kRows % 2 == 0 && kRows <= 4 * kWarp, "four keys for each of the 8 Oᵀ warps");
-        const float *sd = reinterpret_cast<const float *>(smem + L::sd) + par * kKeys * L::kSdStride;
-        const float *corr = reinterpret_cast<const float *>(smem + L::corr_at(par));
-        unsigned char *pt = smem + L::pt_at(par);
-        float *lsum = reinterpret_cast<float *>(smem + L::lsum) + warp * kRows;
-#pragma unroll
-        for (int r0 = 0; r0 < kRows; r0 += 2 * kWarp) {
-            const int row = r0 + 2 * lane; // lane l: rows 2·l and 2·l + 1 of each 64
-            if (r0 + 2 * kWarp > kRows && row >= kRows)
-                continue;
-            const float2 c = *reinterpret_cast<const float2 *>(corr + row);
-            float l0 = 0.f, l1 = 0.f;
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                const int key = 4 * warp + k;
-                const float2 d = *reinterpret_cast<const float2 *>(sd + key * L::kSdStride + row);
-                const float p0 = exp2_ftz(d.x), p1 = exp2_ftz(d.y);
-                l0 += p0, l1 += p1;
-                *reinterpret_cast<unsigned *>(pt + key * L::kPStride + 2 * row) = pack_bf16(p0, p1);
-            }
-            float2 *ls = reinterpret_cast<float2 *>(lsum + row);
-            const float2 old = first ? make_float2(0.f, 0.f) : *ls;
-            *ls = make_float2(old.x * c.x + l0, old.y * c.y + l1);
-        }
-    }
-    // SM64: the piece's row sums from the eight Oᵀ warps' shares, into rsum.
-    __device__ void sum_rows()
-    {
-        const float *red = reinterpret_cast<const float *>(smem + L::lsum);
-        named_barrier(L::kOBar, L::kOThreads); // every warp's last share written
-        if (tid < kRows) {
-            float l = 0.f;
-#pragma unroll
-            for (int w = 0; w < 8; w++)
-                l += red[w * kRows + tid];
-            reinterpret_cast<float *>(smem + L::rsum)[tid] = l;
-        }
-        named_barrier(L::kOBar, L::kOThreads); // rsum complete before write_o reads it
     }
 
     // The copier warp (L::kCopyWarp): the piece's KV tiles, each into its stage once every Oᵀ
@@ -1287,8 +1191,7 @@ struct Onepass {
                 row_score_tile<kN8 / kGroups>(tile, st, par, qfrag, ls);
             mbar_arrive(bar_at(L::ready + 8 * par));
         }
-        if constexpr (!L::kOSoftmax) // SM64: the Oᵀ warps sum the rows (accumulate_piece)
-            row_finish_sums(ls);
+        row_finish_sums(ls);
         mbar_arrive(bar_at(L::sums));
     }
 

@@ -4,7 +4,6 @@
 // may have 204 KB of shared memory), registers handed out by role with setmaxnreg. meson.build
 // builds this file for the arch-specific targets sm_90a, sm_100a and sm_120a, which have
 // setmaxnreg; other row counts run onepass_kernel, as mla_onepass does.
-#include <algorithm>
 #include "mla_onepass.cuh"
 #include "ptx_sm90a.cuh"
 
@@ -81,20 +80,18 @@ constexpr int kWalkRegs = 240, kIdleRegs = 24;                     // 8 walking 
 // copier took 0.956 (NOTES.md, sixtieth).
 template <int kN8> constexpr int kLargeSWarps = kN8 == kMaxN8 ? 3 : 4;
 template <bool kLarge, int kN8 = kMaxN8>
-using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3, true>,
+using RrOverlap = std::conditional_t<kLarge, SmemOverlap<kN8, kLargeSWarps<kN8>, 3, true, kLargeSWarps<kN8> == 3>,
                                      OverlapLayout<kN8>>;
 // The unit sizes that take onepass_rr_kernel: 72 rows (9 n8 tiles) and 64 (8: eagle64's units).
 __host__ __device__ constexpr bool overlaps(int n8) { return n8 == kMaxN8 || n8 == kMaxN8 - 1; }
 template <bool kLarge> using RrWalk = WalkLayout<kMaxN8, kLarge>; // walks<kN8, true, kLarge>'s largest
-template <bool kLarge>
-constexpr int kRrSmemBytes = std::max({RrOverlap<kLarge>::bytes, RrOverlap<kLarge, kMaxN8 - 1>::bytes, RrWalk<kLarge>::bytes});
-static_assert(kRrSmemBytes<true> <= 227 * 1024, "the large build fits sm_90's opt-in shared memory");
-// What one row count's launch asks for: with SM72 the 72-row launches' sd and lsum take the large
-// build to 226,944 B; a 64-row launch asks only for its own layout's 215,296 B.
-template <int kN8, bool kLarge> constexpr int kRrSmemBytesOf = std::max(RrOverlap<kLarge, kN8>::bytes, RrWalk<kLarge>::bytes);
+template <bool kLarge> constexpr int kRrSmemBytes = RrOverlap<kLarge>::bytes > RrWalk<kLarge>::bytes ? RrOverlap<kLarge>::bytes
+                                                                                                       : RrWalk<kLarge>::bytes;
 static_assert(RrOverlap<true>::kThreads == kRrThreads && RrOverlap<false>::kThreads == kRrThreads &&
                   RrOverlap<true, 8>::kThreads == kRrThreads && RrOverlap<false, 8>::kThreads == kRrThreads,
               "both builds' overlapped walks give every warp a role (Sᵀ or copier beside the Oᵀ warps)");
+static_assert(RrOverlap<true, 8>::bytes <= kRrSmemBytes<true> && RrOverlap<false, 8>::bytes <= kRrSmemBytes<false>,
+              "the 72-row layouts are the largest");
 static_assert(8 * kOverlapORegs + 4 * kOverlapSRegs <= 12 * kRrLaunchRegs, "the overlap's registers come from the pool");
 static_assert(8 * kWalkRegs + 4 * kIdleRegs <= 12 * kRrLaunchRegs, "the walks' registers come from the pool");
 
@@ -212,9 +209,9 @@ template <int kN8, bool kLarge>
 cudaError_t launch_rr(const vb_verify_params &p, void *ws, const SchedConfig &c, cudaStream_t stream)
 {
     static bool set = false;
-    if (cudaError_t e = set_attributes(onepass_rr_kernel<kN8, kLarge>, kRrSmemBytesOf<kN8, kLarge>, set))
+    if (cudaError_t e = set_attributes(onepass_rr_kernel<kN8, kLarge>, kRrSmemBytes<kLarge>, set))
         return e;
-    onepass_rr_kernel<kN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytesOf<kN8, kLarge>, stream>>>(p, ws, c);
+    onepass_rr_kernel<kN8, kLarge><<<c.grid, kRrThreads, kRrSmemBytes<kLarge>, stream>>>(p, ws, c);
     return cudaGetLastError();
 }
 
