@@ -16,7 +16,16 @@ a check failed in either build, 4 on a CUDA error, 128 + N for a run a signal st
 usage or a run that left no results to compare), and a
 record whose status differs between the builds is listed whatever its time. A run that did not
 finish (killed, leaving its checkpoint, or stopped by Ctrl-C) ends the runs there: the rounds
-every build finished are compared, and ab.json's "rounds" says how many.
+every build finished are compared, and ab.json's "rounds" says how many. When no round is whole
+but every build ran part of the first (a time limit that fell in B's first run), the records
+every build finished in it are compared instead, and ab.json says "rounds": 0, "partial": true.
+
+SIGINT or SIGTERM (Ctrl-C, `timeout -s INT`) stops the runs after the one under way: it is
+passed to that run once (each run has its own process group, so a signal to the whole group
+is not a second one, which would end it at once), the run stops at its next safe point and
+writes what it finished, and the comparison and ab.json are made from that. A second signal
+is passed on too and ends the run at once; if this script is killed, its run gets SIGTERM.
+The exit code is then 128 + the signal's number.
 
 usage: scripts/ab_runs.py BIN_A BIN_B [BIN_C ...] OUTDIR [--rounds N] [--mode graph|eager|both]
                          [--timing hot|cold] -- ARGS...
@@ -31,11 +40,13 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import string
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results_file  # noqa: E402  (the schema check and whether a run is whole, shared)
@@ -131,24 +142,92 @@ class RunError(Exception):
     """A run that left no results file, or one that is not verifybench's."""
 
 
-def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="ab_runs", first=1, labels=None):
+class Outcome(NamedTuple):
+    worst: int  # the worst exit code of the runs (or 128 + a signal that stopped them)
+    runs: dict  # {side: [records() of each round compared]}
+    partial: bool  # True: no round was whole; runs hold the first round's shared records
+    stopped_by: int  # the signal that stopped the runs, or 0
+
+
+class SignalStop:
+    """SIGINT and SIGTERM while runs go on: remembered, passed to the run under way, and the
+    runs stop after it. Each run starts in its own process group, so that a signal to the
+    whole group (Ctrl-C, `timeout`) reaches it once, from here: verifybench ends at once on a
+    second one. A run whose parent dies is sent SIGTERM (Linux), so none outlives this script."""
+
+    def __init__(self):
+        self.signal, self.child, self.saved = 0, None, {}
+        try:  # looked up here: the child between fork and exec should only call it
+            import ctypes
+            self.prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            self.prctl = None  # not Linux: a killed script may leave its run behind
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # a background job's SIGINT stays ignored
+                self.saved[sig] = signal.signal(sig, self.on_signal)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+    def on_signal(self, sig, frame):
+        self.signal = self.signal or sig
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(sig)
+
+    def own_group(self):
+        """In the run's process, before exec: its own process group, and SIGTERM when the
+        parent dies."""
+        os.setpgid(0, 0)
+        if self.prctl:
+            self.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    def run(self, cmd, stdout):
+        self.child = subprocess.Popen(cmd, stdout=stdout, preexec_fn=self.own_group)
+        try:
+            return self.child.wait()
+        finally:
+            self.child = None
+
+
+def plain_run(cmd, stdout):
+    return subprocess.run(cmd, stdout=stdout).returncode
+
+
+def shared_round(runs):
+    """The first round of every build, cut to the records all of them have: what a comparison
+    can use of runs that all stopped during round 1."""
+    common = set.intersection(*(set(v[0]) for v in runs.values()))
+    return {side: [{k: r for k, r in v[0].items() if k in common}] for side, v in runs.items()}
+
+
+def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="ab_runs", first=1, labels=None,
+               partial_ok=False, stop=None):
     """Runs the builds interleaved, rounds FIRST..ROUNDS, with ARGS; OUTDIR/a_1.json, b_1.json,
     ... (each run's stdout beside it as .txt); LABELS name the builds in the progress lines (A,
-    B, ... unless given). Returns (the worst exit code, {side: [records() of each round]}).
-    Raises RunError when a run wrote no results file or an unreadable one."""
+    B, ... unless given). STOP: a SignalStop that runs them (a signal ends the runs after the
+    one under way). Returns an Outcome with the rounds every build finished; with PARTIAL_OK,
+    when none is but every build ran part of round FIRST, that round's shared records. Raises
+    RunError when a run wrote no results file or an unreadable one, or nothing is whole."""
     os.makedirs(outdir, exist_ok=True)
     binary_of = dict(zip(sides(len(bins)), bins))
-    worst, runs = 0, {side: [] for side in binary_of}
+    worst, runs, parts = 0, {side: [] for side in binary_of}, {}
     for side, i in run_order(rounds, len(bins), first):
+        label = labels[ord(side) - ord("a")] if labels else side.upper()
+        if stop and stop.signal:
+            print(f"{tag}: stopped by signal {stop.signal} before {label} round {i}", file=sys.stderr)
+            break
         path = os.path.join(outdir, f"{side}_{i}.json")
         binary = binary_of[side]
         if os.path.exists(path):  # an earlier invocation's: never read it as this run's
             os.remove(path)
-        label = labels[ord(side) - ord("a")] if labels else side.upper()
         print(f"{tag}: {label} round {i}: {binary}", file=sys.stderr, flush=True)
         start = time.monotonic()
         with open(os.path.join(outdir, f"{side}_{i}.txt"), "w") as out:  # the run's own table
-            rc = subprocess.run([binary, *args, "--json", path], stdout=out).returncode
+            rc = (stop.run if stop else plain_run)([binary, *args, "--json", path], out)
         rc = 128 - rc if rc < 0 else rc  # killed by a signal: the shell's number for it
         print(f"{tag}: {label} round {i}: exit {rc} after {time.monotonic() - start:.1f} s", file=sys.stderr,
               flush=True)
@@ -157,23 +236,35 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
             raise RunError(f"{binary} exited {rc} and wrote no {path}")
         try:
             d = results_file.load(path)
+            recs = records(d, modes, timing)
         except (OSError, ValueError) as e:
             raise RunError(str(e)) from e
-        if results_file.incomplete(d):
-            # A checkpoint (killed) or a run stopped by a signal: its records are a part of
-            # the scenarios, and so is its round. Keep the rounds every build finished.
-            for s in runs:
-                del runs[s][i - first:]
-            print(f"{tag}: {label} round {i} did not finish (exit {rc}; {path} is incomplete): "
-                  f"{'no round' if i == first else f'rounds {first}-{i - 1}'} compared", file=sys.stderr)
-            if i == first:
-                raise RunError(f"{path}: the run did not finish (exit {rc}), so no round is whole")
-            break
-        try:
-            runs[side].append(records(d, modes, timing))
         except KeyError as e:
             raise RunError(f"{path}: {e}") from e
-    return worst, runs
+        if i == first:
+            parts[side] = [recs]
+        why = results_file.incomplete(d)
+        if why:
+            # A checkpoint (killed) or a run stopped by a signal: its records are a part of
+            # the scenarios, and so is its round. Keep the rounds every build finished.
+            print(f"{tag}: {label} round {i} did not finish (exit {rc}; {path}: {why})", file=sys.stderr)
+            break
+        runs[side].append(recs)
+    whole = min(len(v) for v in runs.values())
+    signum = stop.signal if stop else 0
+    worst = max(worst, 128 + signum if signum else 0)
+    if whole or not partial_ok or len(parts) < len(binary_of):
+        if not whole:
+            raise RunError(f"no round finished in every build (exit {worst}), so there is nothing whole to compare")
+        if whole < rounds - first + 1:
+            print(f"{tag}: rounds {first}-{first + whole - 1} compared", file=sys.stderr)
+        return Outcome(worst, {s: v[:whole] for s, v in runs.items()}, False, signum)
+    shared = shared_round(parts)
+    if not shared["a"][0]:
+        raise RunError(f"no round finished in every build (exit {worst}), and no record of round {first} in all")
+    print(f"{tag}: no round is whole: round {first}'s {len(shared['a'][0])} record(s) that every build finished "
+          f"compared", file=sys.stderr)
+    return Outcome(worst, shared, True, signum)
 
 
 def die(msg):
@@ -206,7 +297,9 @@ def main(argv):
     modes = ("graph", "eager") if opt.mode == "both" else (opt.mode,)
     binary_of = dict(zip(sides(len(bins)), bins))
     try:
-        worst, runs = run_builds(bins, outdir, opt.rounds, args, modes, opt.timing)
+        with SignalStop() as stop:
+            worst, runs, partial, stopped_by = run_builds(bins, outdir, opt.rounds, args, modes, opt.timing,
+                                                 partial_ok=True, stop=stop)
     except RunError as e:
         die(f"ab_runs.py: {e}")
     builds = []
@@ -218,13 +311,17 @@ def main(argv):
                                     for (k, m), (g, c) in means.items()]})
         if len(bins) > 2:
             print(f"{side.upper()}: {binary_of[side]} against A: {bins[0]}")
+        if partial:
+            print("partial: no round finished in every build; the first round's shared records only")
         if opt.timing == "cold":
             print("cold medians (L2 flushed before each launch)")
         print(format_rows(rows, side.upper()))
         if means:
             print(format_geomeans(means, side.upper()))
     with open(os.path.join(outdir, "ab.json"), "w") as f:
-        json.dump({"a": bins[0], "b": bins[1], "rounds": len(runs["a"]), "rounds_planned": opt.rounds, "timing": opt.timing, "args": args,
+        json.dump({"a": bins[0], "b": bins[1], "rounds": 0 if partial else len(runs["a"]), "partial": partial,
+                   "stopped_by_signal": stopped_by,
+                   "rounds_planned": opt.rounds, "timing": opt.timing, "args": args,
                    "rows": builds[0]["rows"],
                    "geomeans": builds[0]["geomeans"], "builds": builds}, f, indent=1)
     return worst

@@ -344,15 +344,15 @@ def regress(opt):
     base_bin, base_name, new_bin, new_name = prepare(opt)
     runs = os.path.join(opt.out, "runs")
     say(f"base {base_name} against new {new_name}: {opt.rounds} round(s) interleaved, {len(opt.args)} argument(s)")
-    worst, _ = ab_runs.run_builds([base_bin, new_bin], runs, 1, opt.args, ("graph", "eager"), tag="regress", labels=("base", "new"))
+    worst = ab_runs.run_builds([base_bin, new_bin], runs, 1, opt.args, ("graph", "eager"), tag="regress",
+                               labels=("base", "new")).worst
     if not timed(os.path.join(runs, "a_1.json")) and opt.rounds > 1:
         say("no timings in the first round (no GPU): one round decides statuses and token verdicts")
         opt.rounds = 1
     if opt.rounds > 1:
-        rest, _ = ab_runs.run_builds([base_bin, new_bin], runs, opt.rounds, opt.args, ("graph", "eager"),
-                                     tag="regress", first=2,
-                                     labels=("base", "new"))
-        worst = max(worst, rest)
+        rest = ab_runs.run_builds([base_bin, new_bin], runs, opt.rounds, opt.args, ("graph", "eager"),
+                                  tag="regress", first=2, labels=("base", "new"))
+        worst = max(worst, rest.worst)
     if worst not in (0, 1, 4):  # 1: a check failed, 4: a CUDA error; both still leave records
         raise Failure(f"a run exited {worst}: no verdict (the runs' tables are in {runs}/)")
     docs = [compare_round(new_bin, os.path.join(runs, f"a_{i}.json"), os.path.join(runs, f"b_{i}.json"),

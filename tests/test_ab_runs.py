@@ -8,9 +8,11 @@ that the table keeps long scenario names whole."""
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "ab_runs.py")
 
@@ -31,7 +33,8 @@ n = int(os.path.basename(path).split("_")[1].split(".")[0])  # this build's roun
 times = {"a": {"k1": [100.0, 102.0], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
          "b": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [None, None]},
          "c": {"k1": [80.0, 81.6], "k2": [50.0, 50.0], "k3": [10.0, 10.0]},
-         "d": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [10.0, 10.0]}}[side]
+         "d": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [10.0, 10.0]},
+         "e": {"k1": [90.0, 91.0], "k2": [55.0, 55.0], "k3": [10.0, 10.0]}}[side]
 recs = []
 for k, t in times.items():
     for mode in ("eager", "graph"):
@@ -41,8 +44,8 @@ for k, t in times.items():
                                 else {"samples": 0},
                                 "cold": {"samples": 10, "median_us": 2 * t[n - 1]} if ok else {}}})
 json.dump({"schema": "verifybench.results/1", "scenarios": [{"name": "s", "records": recs}]}, open(path, "w"))
-if side == "d" and n == 2:  # killed in its second round, leaving a checkpoint
-    json.dump({"schema": "verifybench.results/1", "complete": False, "scenarios": [{"name": "s", "records": recs[:1]}]},
+if (side, n) in (("d", 2), ("e", 1)):  # killed in that round, leaving a checkpoint (k1's records)
+    json.dump({"schema": "verifybench.results/1", "complete": False, "scenarios": [{"name": "s", "records": recs[:2]}]},
               open(path, "w"))
     os.kill(os.getpid(), 9)
 print("the run's own table")
@@ -52,7 +55,7 @@ sys.exit(1 if side == "b" else 0)
 with tempfile.TemporaryDirectory() as d:
     log = os.path.join(d, "calls.log")
     bins = {}
-    for side in ("a", "b", "c", "d"):
+    for side in ("a", "b", "c", "d", "e"):
         bins[side] = os.path.join(d, f"build_{side}")
         with open(bins[side], "w") as f:
             f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'fake.py')} {side} {log} \"$@\"\n")
@@ -131,12 +134,93 @@ with tempfile.TemporaryDirectory() as d:
     ab4 = json.load(open(os.path.join(out4, "ab.json")))
     rows = {r["kernel"]: r for r in ab4["rows"]}
     assert ab4["rounds"] == 1 and rows["k1"]["b_us"] == 90.0 and rows["k1"]["b_range"] == [90.0, 90.0], ab4
-    # Killed in the first round it runs: no round is whole, which is an error, not a table.
-    try:
-        ab.run_builds([bins["d"], bins["a"]], os.path.join(d, "killed1"), 2, [], first=2)
-        raise AssertionError("a round killed before any finished must raise")
-    except ab.RunError as e:
-        assert "did not finish (exit 137)" in str(e), e
+    assert ab4["partial"] is False and ab4["stopped_by_signal"] == 0, ab4
+    # Killed in the first round it runs: no round is whole, which is an error, not a table, when
+    # another build has no record of that round or the caller wants whole rounds only.
+    for b, partial_ok in (([bins["d"], bins["a"]], True), ([bins["a"], bins["e"]], False)):
+        try:
+            ab.run_builds(b, os.path.join(d, "killed1"), 2, [], first=2 if b[0] == bins["d"] else 1,
+                          partial_ok=partial_ok)
+            raise AssertionError("a round killed before any finished must raise")
+        except ab.RunError as e:
+            assert "no round finished in every build (exit 137)" in str(e), e
+    # B killed in its first run, A's whole: ab.json compares the records both finished (k1), says
+    # 0 rounds and partial, and the exit is the kill's.
+    out5 = os.path.join(d, "killed-first")
+    p = subprocess.run([sys.executable, script, bins["a"], bins["e"], out5, "--rounds", "2", "--"],
+                       capture_output=True, text=True)
+    assert p.returncode == 137, (p.returncode, p.stderr)
+    ab5 = json.load(open(os.path.join(out5, "ab.json")))
+    assert ab5["rounds"] == 0 and ab5["partial"] is True and ab5["rounds_planned"] == 2, ab5
+    assert [r["kernel"] for r in ab5["rows"]] == ["k1"] and ab5["rows"][0]["ratio"] == 0.9, ab5["rows"]
+    assert "partial: no round finished in every build" in p.stdout and "round 1's 1 record(s)" in p.stderr, p
+# Signals. A stand-in that waits for one, counts what it gets (a second signal would land in its
+# half-second grace), writes a checkpoint with one record and exits 128 + the signal.
+SLOW = r'''#!/usr/bin/env python3
+import json, signal, sys, time
+marks, args = sys.argv[1], sys.argv[2:]
+path = args[args.index("--json") + 1]
+got = []
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda s, f: got.append(s))
+open(marks + ".started", "w").close()
+deadline = time.time() + 30
+while not got and time.time() < deadline:
+    time.sleep(0.01)
+time.sleep(0.5)
+open(marks, "a").write(" ".join(map(str, got)) + "\n")
+rec = {"variant": "base", "kernel": "k1", "mode": "graph", "status": "pass",
+       "timing": {"hot": {"samples": 10, "median_us": 90.0}}}
+json.dump({"schema": "verifybench.results/1", "complete": False, "interrupted_by": "SIGINT",
+           "scenarios": [{"name": "s", "records": [rec]}]}, open(path, "w"))
+sys.exit(128 + got[0] if got else 0)
+'''
+
+
+def wait_for(path, what):
+    deadline = time.time() + 30
+    while not os.path.exists(path):
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+with tempfile.TemporaryDirectory() as d:
+    fast, slow, marks = os.path.join(d, "fast"), os.path.join(d, "slow"), os.path.join(d, "marks")
+    with open(os.path.join(d, "fake.py"), "w") as f:
+        f.write(FAKE)
+    with open(os.path.join(d, "slow.py"), "w") as f:
+        f.write(SLOW)
+    with open(fast, "w") as f:
+        f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'fake.py')} a {os.path.join(d, 'log')} \"$@\"\n")
+    with open(slow, "w") as f:
+        f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.join(d, 'slow.py')} {marks} \"$@\"\n")
+    os.chmod(fast, 0o755)
+    os.chmod(slow, 0o755)
+    # SIGINT to the whole process group, as Ctrl-C and `timeout -s INT` send it: the run under
+    # way gets it once (not twice, which would end it at once), no run follows, and ab.json
+    # holds what both builds finished, with the exit 130.
+    out = os.path.join(d, "int")
+    p = subprocess.Popen([sys.executable, script, fast, slow, out, "--rounds", "2", "--"], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(marks + ".started", "B's first run")
+    os.killpg(p.pid, signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, stderr)
+    assert open(marks).read() == "2\n", open(marks).read()
+    assert not os.path.exists(os.path.join(out, "a_2.json")), "no run after the signal"
+    abi = json.load(open(os.path.join(out, "ab.json")))
+    assert abi["partial"] is True and abi["stopped_by_signal"] == 2 and abi["rows"][0]["ratio"] == 0.9, abi
+    # The script killed outright: its run is sent SIGTERM rather than left running.
+    os.remove(marks)
+    os.remove(marks + ".started")
+    p = subprocess.Popen([sys.executable, script, fast, slow, os.path.join(d, "kill"), "--"], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(marks + ".started", "B's run")
+    p.kill()
+    p.wait()
+    wait_for(marks, "the orphaned run to be stopped")
+    time.sleep(0.1)
+    assert open(marks).read() == "15\n", open(marks).read()
 # The geometric mean over several records of a kernel: (0.5 * 2 * 1.0) ** (1/3) = 1, and modes apart.
 rows = [{"kernel": "k", "mode": "graph", "ratio": x} for x in (0.5, 2.0, 1.0)] + \
        [{"kernel": "k", "mode": "eager", "ratio": 0.81}, {"kernel": "k", "mode": "eager", "ratio": 0.64},
@@ -154,4 +238,5 @@ table = ab.format_rows([{"scenario": long + n, "variant": "base", "kernel": "k",
                         for n, a, b in (("512", 13.28, 12.70), ("32768", 127.5, 127.0))])
 assert long + "512 " in table and long + "32768 " in table, table
 assert " 13.28 " in table and " 12.70 " in table and " 127.5 " in table, table
-print("ab_runs: interleaved A/B(/C...) runs, medians over rounds (hot or cold), B / A, status changes, exit codes, geomeans")
+print("ab_runs: interleaved A/B(/C...) runs, medians over rounds (hot or cold), B / A, status changes, exit codes, "
+      "geomeans, a partial first round, signals passed on once")
