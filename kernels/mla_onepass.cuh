@@ -1268,13 +1268,7 @@ template <class L> __device__ __forceinline__ uint4 *q_fragments(const SchedWork
     return reinterpret_cast<uint4 *>(w.cta_scratch + (size_t)blockIdx.x * kQFragBytes);
 }
 
-// kTrigger (the quads of mla_onepass_ws, whose combine is the launch's programmatic dependent):
-// at spans of at most kTriggerSpan positions thread 0 lets the combine launch once each piece's
-// tiles are done. 1, as mla_wgmma's kDependentSpan (its A/B: 1.5-4.7% off launches of 1 to 512
-// tokens; longer spans or earlier triggers slower; results/h200/NOTES.md, thirty-seventh).
-constexpr int kTriggerSpan = 1;
-template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, bool kPart = false, bool kQSmem = false,
-          bool kTrigger = false>
+template <int kN8, int kUnitN8 = kN8, int kHalves = 1, bool kQDirect = false, bool kPart = false, bool kQSmem = false>
 __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                      int total)
 {
@@ -1312,11 +1306,6 @@ __device__ __forceinline__ void walk(const vb_verify_params &p, void *ws, const 
         stamps.mark(PhaseStamps::kQCopied);
         op.run_tiles(qfrag);
         Op::sync8();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        if constexpr (kTrigger)
-            if (threadIdx.x == 0 && (total + c.grid - 1) / c.grid <= kTriggerSpan) // the piece's copies are in
-                asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
         stamps.mark(PhaseStamps::kLoopEnd);
         if (ps.pc.direct)
             op.write_output();
@@ -1434,7 +1423,7 @@ __host__ __device__ constexpr int pair_n8(int unit_n8) { return (unit_n8 + 1) / 
 
 // The 8-warp walks of a launch, once the prefix of unit costs is in shared memory. kPart: the
 // block has other warps, which have left (onepass_rr_kernel).
-template <int kN8, bool kPart = false, bool kQSmem = false, bool kTrigger = false>
+template <int kN8, bool kPart = false, bool kQSmem = false>
 __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const SchedConfig &c, unsigned char *smem,
                                       int total)
 {
@@ -1447,9 +1436,9 @@ __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const
         const int span = (total + c.grid - 1) / c.grid;
         if (span <= kQuadSpan) {
             if (2 * direct_total <= c.grid)
-                walk<quad_n8(kN8), kN8, 4, true, kPart, false, kTrigger>(p, ws, c, smem, total);
+                walk<quad_n8(kN8), kN8, 4, true, kPart>(p, ws, c, smem, total);
             else
-                walk<quad_n8(kN8), kN8, 4, false, kPart, kQSmem, kTrigger>(p, ws, c, smem, total);
+                walk<quad_n8(kN8), kN8, 4, false, kPart, kQSmem>(p, ws, c, smem, total);
             return;
         }
         if (span <= kPairSpan) {
@@ -1458,7 +1447,7 @@ __device__ __forceinline__ void walks(const vb_verify_params &p, void *ws, const
         }
     } else if constexpr (kN8 >= kMinGroupN8) {
         if (2 * direct_total <= c.grid) { // span 1: the direct quads alone
-            walk<quad_n8(kN8), kN8, 4, true, kPart, false, kTrigger>(p, ws, c, smem, total);
+            walk<quad_n8(kN8), kN8, 4, true, kPart>(p, ws, c, smem, total);
             return;
         }
     }
@@ -1537,7 +1526,7 @@ template <int kN8> cudaError_t launch_onepass_kernel(const vb_verify_params &p, 
 
 // A launch of an entry: its configuration for the capture limits (piece cost kPieceCost), the
 // main launch for the row count (main(std::integral_constant<int, n8>, config)), then the combine.
-template <int kPieceCost, class Main, bool kDependent = false>
+template <int kPieceCost, class Main>
 cudaError_t launch_rows(const vb_verify_params *p, void *ws, cudaStream_t stream, const char *name, Main main)
 {
     if (cudaError_t e = check_scheduled_launch(*p, ws, name))
@@ -1559,7 +1548,7 @@ cudaError_t launch_rows(const vb_verify_params *p, void *ws, cudaStream_t stream
     }
     if (e != cudaSuccess)
         return e;
-    return launch_combine<kDv, kDependent>(*p, ws, c, stream);
+    return launch_combine<kDv>(*p, ws, c, stream);
 }
 
 } // namespace

@@ -137,7 +137,7 @@ __global__ void __maxnreg__(kRrLaunchRegs)
         return;
     }
     regs_inc<kWalkRegs>();
-    walks<kN8, true, kLarge, true>(p, ws, c, smem, total);
+    walks<kN8, true, kLarge>(p, ws, c, smem, total);
 #endif
 }
 
@@ -233,12 +233,11 @@ template <int kN8> cudaError_t launch_main(const vb_verify_params &p, void *ws, 
 cudaError_t launch(const vb_verify_params *p, void *ws, cudaStream_t stream)
 {
     // The arguments are checked first (launch_rows), whatever the device.
-    const auto main = [&](auto n8, const SchedConfig &c) {
+    return launch_rows<kC0Ws>(p, ws, stream, "mla_onepass_ws", [&](auto n8, const SchedConfig &c) {
         if (!runs_here())
             return cudaErrorNotSupported; // unsupported_ws says why
         return launch_main<decltype(n8)::value>(*p, ws, c, stream);
-    };
-    return launch_rows<kC0Ws, decltype(main), true>(p, ws, stream, "mla_onepass_ws", main);
+    });
 }
 
 } // namespace
