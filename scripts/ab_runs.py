@@ -197,11 +197,11 @@ def plain_run(cmd, stdout):
     return subprocess.run(cmd, stdout=stdout).returncode
 
 
-def shared_round(runs):
-    """The first round of every build, cut to the records all of them have: what a comparison
-    can use of runs that all stopped during round 1."""
-    common = set.intersection(*(set(v[0]) for v in runs.values()))
-    return {side: [{k: r for k, r in v[0].items() if k in common}] for side, v in runs.items()}
+def shared_round(first_round):
+    """{side: records() of its first run, whole or not}, cut to the records every build has, as
+    one round: what a comparison can use of runs that all stopped during round 1."""
+    common = set.intersection(*(set(recs) for recs in first_round.values()))
+    return {side: [{k: r for k, r in recs.items() if k in common}] for side, recs in first_round.items()}
 
 
 def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="ab_runs", first=1, labels=None,
@@ -214,7 +214,7 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
     RunError when a run wrote no results file or an unreadable one, or nothing is whole."""
     os.makedirs(outdir, exist_ok=True)
     binary_of = dict(zip(sides(len(bins)), bins))
-    worst, runs, parts = 0, {side: [] for side in binary_of}, {}
+    worst, runs, first_round = 0, {side: [] for side in binary_of}, {}
     for side, i in run_order(rounds, len(bins), first):
         label = labels[ord(side) - ord("a")] if labels else side.upper()
         if stop and stop.signal:
@@ -242,7 +242,7 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
         except KeyError as e:
             raise RunError(f"{path}: {e}") from e
         if i == first:
-            parts[side] = [recs]
+            first_round[side] = recs
         why = results_file.incomplete(d)
         if why:
             # A checkpoint (killed) or a run stopped by a signal: its records are a part of
@@ -253,13 +253,13 @@ def run_builds(bins, outdir, rounds, args, modes=("graph",), timing="hot", tag="
     whole = min(len(v) for v in runs.values())
     signum = stop.signal if stop else 0
     worst = max(worst, 128 + signum if signum else 0)
-    if whole or not partial_ok or len(parts) < len(binary_of):
-        if not whole:
-            raise RunError(f"no round finished in every build (exit {worst}), so there is nothing whole to compare")
+    if whole:
         if whole < rounds - first + 1:
             print(f"{tag}: rounds {first}-{first + whole - 1} compared", file=sys.stderr)
         return Outcome(worst, {s: v[:whole] for s, v in runs.items()}, False, signum)
-    shared = shared_round(parts)
+    if not partial_ok or len(first_round) < len(binary_of):
+        raise RunError(f"no round finished in every build (exit {worst}), so there is nothing whole to compare")
+    shared = shared_round(first_round)
     if not shared["a"][0]:
         raise RunError(f"no round finished in every build (exit {worst}), and no record of round {first} in all")
     print(f"{tag}: no round is whole: round {first}'s {len(shared['a'][0])} record(s) that every build finished "
